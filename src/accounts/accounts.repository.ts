@@ -1,0 +1,61 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { hashToken } from '../common/auth/tokens.js';
+
+export interface AccountRow {
+  id: string;
+  name: string;
+  created: string;
+  modified: string;
+  organization_ids: string[];
+}
+
+export interface TokenRow {
+  id: string;
+  account_id: string;
+  created: string;
+  expires: string | null;
+}
+
+/** SQL for accounts, their memberships and their access tokens. */
+@Injectable()
+export class AccountsRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async create(name: string, organizationIds: string[], manager: EntityManager): Promise<AccountRow> {
+    const [account]: Omit<AccountRow, 'organization_ids'>[] = await manager.query(
+      `INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created, modified`,
+      [name],
+    );
+    if (organizationIds.length > 0) {
+      await manager.query(
+        `INSERT INTO memberships (account_id, organization_id) SELECT $1, unnest($2::uuid[])`,
+        [account.id, organizationIds],
+      );
+    }
+    return { ...account, organization_ids: organizationIds };
+  }
+
+  async exists(accountId: string): Promise<boolean> {
+    const rows = await this.dataSource.query(`SELECT 1 FROM accounts WHERE id = $1`, [accountId]);
+    return rows.length > 0;
+  }
+
+  async createToken(accountId: string, token: string, expires: string | null, manager: EntityManager = this.dataSource.manager): Promise<TokenRow> {
+    const rows: TokenRow[] = await manager.query(
+      `INSERT INTO access_tokens (account_id, token_hash, expires) VALUES ($1, $2, $3::timestamptz)
+       RETURNING id, account_id, created, expires`,
+      [accountId, hashToken(token), expires],
+    );
+    return rows[0];
+  }
+
+  /** Marks a token revoked; true when it existed and was live. Takes effect on the next request. */
+  async revokeToken(tokenId: string): Promise<boolean> {
+    const [, affected]: [unknown, number] = await this.dataSource.query(
+      `UPDATE access_tokens SET revoked = now() WHERE id = $1 AND revoked IS NULL`,
+      [tokenId],
+    );
+    return affected > 0;
+  }
+}

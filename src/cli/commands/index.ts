@@ -1,0 +1,17 @@
+import type { CliCommand } from '../cli-command.js';
+import {
+  bootstrapCommand,
+  createAccountCommand,
+  createOrganizationCommand,
+  createTokenCommand,
+  revokeTokenCommand,
+} from './tenancy.commands.js';
+
+/** Every CLI command; modules add theirs here. */
+export const commands: CliCommand[] = [
+  bootstrapCommand,
+  createOrganizationCommand,
+  createAccountCommand,
+  createTokenCommand,
+  revokeTokenCommand,
+];

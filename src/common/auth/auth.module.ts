@@ -1,0 +1,20 @@
+import { Global, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { AuthRepository } from './auth.repository.js';
+import { OrganizationGuard, RateLimitGuard, TokenGuard, TwinGuard } from './guards.js';
+import { RateLimiter } from './rate-limiter.js';
+
+/** Global guards, run in this order on every route: who, how often, which organization, which twin. */
+@Global()
+@Module({
+  providers: [
+    AuthRepository,
+    RateLimiter,
+    { provide: APP_GUARD, useClass: TokenGuard },
+    { provide: APP_GUARD, useClass: RateLimitGuard },
+    { provide: APP_GUARD, useClass: OrganizationGuard },
+    { provide: APP_GUARD, useClass: TwinGuard },
+  ],
+  exports: [AuthRepository, RateLimiter],
+})
+export class AuthModule {}

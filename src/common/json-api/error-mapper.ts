@@ -1,0 +1,161 @@
+import { HttpException } from '@nestjs/common';
+import { ApiError, ErrorSource } from './api-error.js';
+
+/** One error object of a JSON:API errors document. */
+export interface ErrorObject {
+  status: string;
+  code: string;
+  title: string;
+  detail: string;
+  source?: ErrorSource;
+}
+
+export interface MappedError {
+  status: number;
+  headers: Record<string, string>;
+  body: { errors: ErrorObject[] };
+  /** True for failures the caller did not cause: these are logged with their stack. */
+  unexpected: boolean;
+}
+
+const TITLES: Record<number, string> = {
+  400: 'Bad request',
+  401: 'Authentication required',
+  403: 'Forbidden',
+  404: 'Not found',
+  405: 'Method not allowed',
+  406: 'Not acceptable',
+  408: 'Request timeout',
+  409: 'Conflict',
+  413: 'Payload too large',
+  415: 'Unsupported media type',
+  422: 'Unprocessable request',
+  429: 'Too many requests',
+  500: 'Internal server error',
+  503: 'Service unavailable',
+};
+
+/** Fastify's own failures (body parsing, limits) that happen before a route handler runs. */
+const FASTIFY_ERRORS: Record<string, { status: number; code: string; detail: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    status: 415,
+    code: 'unsupported_media_type',
+    detail: 'Request bodies must be application/vnd.api+json or application/json.',
+  },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'payload_too_large', detail: 'The request body is too large.' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
+    status: 400,
+    code: 'invalid_content_length',
+    detail: 'The Content-Length header does not match the body.',
+  },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'invalid_json', detail: 'The request body is empty.' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'invalid_json', detail: 'The request body is not valid JSON.' },
+  FST_ERR_BAD_URL: { status: 400, code: 'bad_url', detail: 'The request URL is malformed.' },
+};
+
+const HTTP_CODES: Record<number, string> = {
+  400: 'bad_request',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+};
+
+/** SQLSTATE classes and driver messages that mean "the database cannot be reached right now". */
+const UNAVAILABLE_SQLSTATES = /^(08|53|57P0[1-3])/;
+const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|connect ECONNREFUSED|the database system is (starting up|shutting down)|Cannot use a pool after calling end/i;
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!error || typeof error !== 'object') return false;
+  const candidate = error as { code?: unknown; message?: unknown; driverError?: unknown; errors?: unknown };
+  if (typeof candidate.code === 'string') {
+    if (UNAVAILABLE_ERRNOS.has(candidate.code) || UNAVAILABLE_SQLSTATES.test(candidate.code)) return true;
+  }
+  if (typeof candidate.message === 'string' && UNAVAILABLE_MESSAGES.test(candidate.message)) return true;
+  if (candidate.driverError && candidate.driverError !== error) return isDatabaseUnavailable(candidate.driverError);
+  // AggregateError from a failed connect to several addresses (e.g. ::1 and 127.0.0.1).
+  if (Array.isArray(candidate.errors)) return candidate.errors.some((inner) => isDatabaseUnavailable(inner));
+  return false;
+}
+
+function single(status: number, code: string, detail: string, source?: ErrorSource, headers: Record<string, string> = {}, unexpected = false): MappedError {
+  const error: ErrorObject = { status: String(status), code, title: TITLES[status] ?? 'Error', detail };
+  if (source) error.source = source;
+  return { status, headers, body: { errors: [error] }, unexpected };
+}
+
+/**
+ * The one place that decides what a failure looks like on the wire. Both the Nest exception filter
+ * and Fastify's error handler (for failures before routing) call it.
+ */
+export function mapError(error: unknown): MappedError {
+  if (error instanceof ApiError) {
+    const mapped = single(error.status, error.code, error.detail, error.source, error.headers);
+    mapped.body.errors[0].title = error.title;
+    return mapped;
+  }
+  if (error instanceof AggregateApiError) {
+    return {
+      status: error.status,
+      headers: {},
+      body: {
+        errors: error.errors.map((e) => ({
+          status: String(e.status),
+          code: e.code,
+          title: e.title,
+          detail: e.detail,
+          ...(e.source ? { source: e.source } : {}),
+        })),
+      },
+      unexpected: false,
+    };
+  }
+  if (isDatabaseUnavailable(error)) {
+    return single(503, 'database_unavailable', 'The database is unreachable; try again shortly.', undefined, { 'Retry-After': '1' }, true);
+  }
+  if (error instanceof HttpException) {
+    // Nest wraps Fastify's body-parsing failures; the original (with its FST_ code) is the cause.
+    if (error.cause && error.cause !== error) {
+      const inner = mapError(error.cause);
+      if (inner.status !== 500) return inner;
+    }
+    const status = error.getStatus();
+    const code = HTTP_CODES[status] ?? `http_${status}`;
+    const detail = status >= 500 ? 'The server failed to handle the request.' : httpExceptionDetail(error);
+    return single(status, code, detail, undefined, {}, status >= 500);
+  }
+  const fastifyCode = (error as { code?: unknown })?.code;
+  if (typeof fastifyCode === 'string' && FASTIFY_ERRORS[fastifyCode]) {
+    const known = FASTIFY_ERRORS[fastifyCode];
+    return single(known.status, known.code, known.detail);
+  }
+  if (error instanceof SyntaxError) {
+    return single(400, 'invalid_json', 'The request body is not valid JSON.');
+  }
+  const statusCode = (error as { statusCode?: unknown })?.statusCode;
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
+    return single(statusCode, `http_${statusCode}`, TITLES[statusCode] ?? 'The request was refused.');
+  }
+  return single(500, 'internal_error', 'The server failed to handle the request.', undefined, {}, true);
+}
+
+function httpExceptionDetail(error: HttpException): string {
+  const response = error.getResponse();
+  if (typeof response === 'string') return response;
+  const message = (response as { message?: unknown }).message;
+  if (typeof message === 'string') return message;
+  if (Array.isArray(message)) return message.join('; ');
+  return error.message;
+}
+
+/** Several independent problems with one request, reported together (e.g. every invalid attribute). */
+export class AggregateApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errors: ApiError[],
+  ) {
+    super(errors.map((e) => e.detail).join('; '));
+  }
+}

@@ -1,0 +1,37 @@
+import { ArgumentsHost, Catch, ExceptionFilter, NotFoundException } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { mapError } from './error-mapper.js';
+import { JSON_API_MEDIA_TYPE } from './resource.js';
+
+interface ErrorLogger {
+  error(message: unknown, ...rest: unknown[]): void;
+}
+
+/**
+ * Sends the errors document for anything a handler, guard, pipe or interceptor throws. An unmatched
+ * route is first offered to `whenUnrouted`, which turns a known path with the wrong method into 405.
+ */
+@Catch()
+export class JsonApiErrorFilter implements ExceptionFilter {
+  constructor(
+    private readonly logger: ErrorLogger,
+    private readonly whenUnrouted: (request: FastifyRequest) => Error | undefined = () => undefined,
+  ) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const request = host.switchToHttp().getRequest<FastifyRequest>();
+    const unrouted = exception instanceof NotFoundException && !request.routeOptions?.url ? this.whenUnrouted(request) : undefined;
+    sendError(reply, request, unrouted ?? exception, this.logger);
+  }
+}
+
+export function sendError(reply: FastifyReply, request: FastifyRequest, exception: unknown, logger: ErrorLogger): void {
+  const mapped = mapError(exception);
+  if (mapped.unexpected) {
+    const err = exception instanceof Error ? exception : new Error(String(exception));
+    logger.error(`request ${request.id} ${request.method} ${request.routeOptions?.url ?? request.url.split('?')[0]} failed: ${err.message}`, err.stack);
+  }
+  if (reply.sent) return;
+  reply.status(mapped.status).headers(mapped.headers).header('content-type', JSON_API_MEDIA_TYPE).send(mapped.body);
+}

@@ -1,0 +1,99 @@
+import { invalidParameter, notFound } from './api-error.js';
+
+/** A validated request for one page (page numbers start at 1). */
+export interface PageRequest {
+  number: number;
+  size: number;
+  offset: number;
+}
+
+export interface PageLimits {
+  defaultSize: number;
+  maxSize: number;
+}
+
+export const PAGE_PARAMETERS = ['page_number', 'page_size'] as const;
+
+const POSITIVE_INTEGER = /^[1-9]\d{0,9}$/;
+
+/** Reads `page_number` and `page_size`, refusing anything that is not a whole number in range. */
+export function readPageRequest(query: Record<string, unknown>, limits: PageLimits): PageRequest {
+  const number = readPositive(query, 'page_number', 1, Number.MAX_SAFE_INTEGER);
+  const size = readPositive(query, 'page_size', limits.defaultSize, limits.maxSize);
+  return { number, size, offset: (number - 1) * size };
+}
+
+function readPositive(query: Record<string, unknown>, name: string, fallback: number, max: number): number {
+  const raw = query[name];
+  if (raw === undefined) return fallback;
+  if (typeof raw !== 'string' || !POSITIVE_INTEGER.test(raw)) {
+    throw invalidParameter(name, `${name} must be a whole number from 1 to ${max}.`);
+  }
+  const value = Number(raw);
+  if (value > max) throw invalidParameter(name, `${name} must be at most ${max}.`);
+  return value;
+}
+
+/** Number of pages for a count; an empty list still has its first (empty) page. */
+export function pageCount(count: number, size: number): number {
+  return Math.max(1, Math.ceil(count / size));
+}
+
+/**
+ * Pages past the end are a 404, as in the framework the original service ran on. Call it with the
+ * count before fetching rows, so an out-of-range page costs one count query and nothing more.
+ */
+export function assertPageExists(request: PageRequest, count: number): void {
+  const pages = pageCount(count, request.size);
+  if (request.number > pages) {
+    throw notFound(`Page ${request.number} does not exist; the last page is ${pages}.`);
+  }
+}
+
+/** One page of results; the envelope interceptor turns it into `{links, data, meta.pagination}`. */
+export class Page<T> {
+  constructor(
+    readonly data: T,
+    readonly request: PageRequest,
+    readonly count: number,
+  ) {}
+
+  get pages(): number {
+    return pageCount(this.count, this.request.size);
+  }
+}
+
+export interface PageLinks {
+  first: string | null;
+  last: string | null;
+  next: string | null;
+  prev: string | null;
+}
+
+export interface PaginationMeta {
+  pagination: { page: number; pages: number; count: number };
+}
+
+/**
+ * Absolute page links that keep every other query parameter of the request. `pageUrl` receives the
+ * request URL (absolute) once and only swaps `page_number`.
+ */
+export function pageLinks(requestUrl: URL, page: Page<unknown>): PageLinks {
+  const pages = page.pages;
+  const current = page.request.number;
+  const at = (number: number) => {
+    const url = new URL(requestUrl.href);
+    url.searchParams.set('page_number', String(number));
+    return url.href;
+  };
+  return {
+    first: at(1),
+    last: at(pages),
+    next: current < pages ? at(current + 1) : null,
+    prev: current > 1 ? at(Math.min(current - 1, pages)) : null,
+  };
+}
+
+export function paginationMeta(page: Page<unknown>): PaginationMeta {
+  return { pagination: { page: page.request.number, pages: page.pages, count: page.count } };
+}

@@ -1,0 +1,102 @@
+import { invalidParameter } from './api-error.js';
+import { PAGE_PARAMETERS } from './pagination.js';
+
+/** Reads one raw query value; throws `invalidParameter` when it is malformed. */
+export type ParamReader<T> = (raw: string, name: string) => T;
+
+export type QueryReaders<T> = { [K in keyof T]-?: ParamReader<NonNullable<T[K]>> };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const MAX_TEXT = 1000;
+
+export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);
+
+/** Readers for the value kinds the API's filters take. */
+export const params = {
+  boolean: ((raw, name) => {
+    const value = raw.toLowerCase();
+    if (value === 'true' || value === '1') return true;
+    if (value === 'false' || value === '0') return false;
+    throw invalidParameter(name, `${name} must be true or false.`);
+  }) as ParamReader<boolean>,
+
+  uuid: ((raw, name) => {
+    if (!isUuid(raw)) throw invalidParameter(name, `${name} must be a UUID.`);
+    return raw.toLowerCase();
+  }) as ParamReader<string>,
+
+  text: ((raw, name) => {
+    if (raw.length === 0) throw invalidParameter(name, `${name} must not be empty.`);
+    if (raw.length > MAX_TEXT) throw invalidParameter(name, `${name} must be at most ${MAX_TEXT} characters.`);
+    if (raw.includes('\u0000')) throw invalidParameter(name, `${name} must not contain NUL characters.`);
+    return raw;
+  }) as ParamReader<string>,
+
+  /** Comma-separated, non-empty items. */
+  list: ((raw, name) => {
+    const items = raw.split(',').map((item) => item.trim());
+    if (items.length > 50 || items.some((item) => item.length === 0 || item.length > 255 || item.includes('\u0000'))) {
+      throw invalidParameter(name, `${name} must be a comma-separated list of 1 to 50 non-empty values.`);
+    }
+    return items;
+  }) as ParamReader<string[]>,
+
+  /** Comma-separated finite numbers, exactly `count` of them. */
+  numbers:
+    (count: number): ParamReader<number[]> =>
+    (raw, name) => {
+      const parts = raw.split(',');
+      const values = parts.map((part) => (/^\s*-?\d+(\.\d+)?([eE][-+]?\d+)?\s*$/.test(part) ? Number(part) : Number.NaN));
+      if (parts.length !== count || values.some((value) => !Number.isFinite(value))) {
+        throw invalidParameter(name, `${name} must be ${count} comma-separated numbers.`);
+      }
+      return values;
+    },
+
+  /** A finite number within [min, max]. */
+  number:
+    (min: number, max: number): ParamReader<number> =>
+    (raw, name) => {
+      const value = /^\s*-?\d+(\.\d+)?([eE][-+]?\d+)?\s*$/.test(raw) ? Number(raw) : Number.NaN;
+      if (!Number.isFinite(value) || value < min || value > max) {
+        throw invalidParameter(name, `${name} must be a number from ${min} to ${max}.`);
+      }
+      return value;
+    },
+
+  /** An ISO 8601 timestamp, kept as text so PostgreSQL compares it at full precision. */
+  timestamp: ((raw, name) => {
+    if (!/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(raw) || Number.isNaN(Date.parse(raw))) {
+      throw invalidParameter(name, `${name} must be an ISO 8601 timestamp.`);
+    }
+    return raw;
+  }) as ParamReader<string>,
+
+  oneOf:
+    <T extends string>(...allowed: T[]): ParamReader<T> =>
+    (raw, name) => {
+      if (!(allowed as string[]).includes(raw)) throw invalidParameter(name, `${name} must be one of: ${allowed.join(', ')}.`);
+      return raw as T;
+    },
+};
+
+/**
+ * Validates a query string against the filters a route accepts. Unknown names, repeated names and
+ * malformed values are 400s naming the parameter; paging parameters are allowed on paginated routes
+ * and read separately by `readPageRequest`.
+ */
+export function readQuery<T extends object>(
+  query: Record<string, unknown>,
+  readers: QueryReaders<T>,
+  options: { paginated?: boolean; extra?: readonly string[] } = {},
+): Partial<T> {
+  const allowed = new Set<string>([...Object.keys(readers), ...(options.paginated ? PAGE_PARAMETERS : []), ...(options.extra ?? [])]);
+  const result: Partial<T> = {};
+  for (const [name, raw] of Object.entries(query ?? {})) {
+    if (!allowed.has(name)) throw invalidParameter(name, `Unknown query parameter "${name}".`);
+    if (typeof raw !== 'string') throw invalidParameter(name, `${name} must be given once.`);
+    const reader = (readers as Record<string, ParamReader<unknown> | undefined>)[name];
+    if (reader) (result as Record<string, unknown>)[name] = reader(raw, name);
+  }
+  return result;
+}

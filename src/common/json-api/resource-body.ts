@@ -1,0 +1,155 @@
+import { Body, Injectable, PipeTransform } from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
+import { validateSync, ValidationError } from 'class-validator';
+import { ApiError, conflict, invalidDocument } from './api-error.js';
+import { AggregateApiError } from './error-mapper.js';
+
+type Constructor<T> = new () => T;
+
+export interface ResourceBodyOptions<A extends object> {
+  /** The JSON:API `type` the document must carry. */
+  type: string;
+  /** class-validator class describing the accepted attributes; any other attribute is refused. */
+  attributes?: Constructor<A>;
+  /** `required`: the document must carry `data.id`; `optional`: it may. Either way it must match `pathId`. */
+  id?: 'required' | 'optional' | 'forbidden';
+  /** Relationship names the document may carry. */
+  relationships?: string[];
+  /** When true an absent body is accepted (DELETE bodies are optional). */
+  optional?: boolean;
+}
+
+/** A validated `{data: {type, id?, attributes, relationships?}}` request document. */
+export interface ResourceDocument<A> {
+  id?: string;
+  attributes: A;
+  /** Attribute names actually present in the request, for partial updates. */
+  present: Set<string>;
+  relationships: Record<string, unknown>;
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Checks the JSON:API document structure and validates its attributes, reporting every problem
+ * with a JSON pointer so clients can highlight the offending field.
+ */
+@Injectable()
+export class ResourceBodyPipe<A extends object> implements PipeTransform<unknown, ResourceDocument<A> | undefined> {
+  constructor(private readonly options: ResourceBodyOptions<A>) {}
+
+  transform(body: unknown): ResourceDocument<A> | undefined {
+    if (body === undefined || body === null || body === '') {
+      if (this.options.optional) return undefined;
+      throw invalidDocument('The request needs a JSON:API document with a top-level "data" member.', '');
+    }
+    if (!isPlainObject(body)) throw invalidDocument('The request document must be a JSON object.', '');
+    const data = body.data;
+    if (!isPlainObject(data)) throw invalidDocument('"data" must be a resource object.', '/data');
+    if (data.type === undefined) throw invalidDocument('"type" is required.', '/data/type');
+    if (typeof data.type !== 'string') throw invalidDocument('"type" must be a string.', '/data/type');
+    if (data.type !== this.options.type) {
+      throw conflict(`"type" must be "${this.options.type}".`, { pointer: '/data/type' }, 'type_mismatch');
+    }
+    const idRule = this.options.id ?? 'forbidden';
+    if (data.id !== undefined) {
+      if (idRule === 'forbidden') {
+        throw new ApiError(403, 'client_generated_id', 'Forbidden', 'Client-generated ids are not supported.', { pointer: '/data/id' });
+      }
+      if (typeof data.id !== 'string') throw invalidDocument('"id" must be a string.', '/data/id');
+    } else if (idRule === 'required') {
+      throw invalidDocument('"id" is required.', '/data/id');
+    }
+
+    const rawAttributes = data.attributes ?? {};
+    if (!isPlainObject(rawAttributes)) throw invalidDocument('"attributes" must be an object.', '/data/attributes');
+    const attributes = this.validateAttributes(rawAttributes);
+
+    const rawRelationships = data.relationships ?? {};
+    if (!isPlainObject(rawRelationships)) throw invalidDocument('"relationships" must be an object.', '/data/relationships');
+    const allowed = new Set(this.options.relationships ?? []);
+    for (const name of Object.keys(rawRelationships)) {
+      if (!allowed.has(name)) throw invalidDocument(`Unknown relationship "${name}".`, `/data/relationships/${escapePointer(name)}`);
+    }
+    return {
+      id: data.id as string | undefined,
+      attributes,
+      present: new Set(Object.keys(rawAttributes)),
+      relationships: rawRelationships,
+    };
+  }
+
+  private validateAttributes(raw: Record<string, unknown>): A {
+    const target = this.options.attributes;
+    if (!target) {
+      const first = Object.keys(raw)[0];
+      if (first !== undefined) throw invalidDocument(`Unknown attribute "${first}".`, `/data/attributes/${escapePointer(first)}`);
+      return {} as A;
+    }
+    const instance = plainToInstance(target, raw, { enableImplicitConversion: false });
+    const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: false });
+    if (errors.length === 0) return instance;
+    const problems = flatten(errors, '/data/attributes').map(({ pointer, detail }) => invalidDocument(detail, pointer));
+    if (problems.length === 1) throw problems[0];
+    throw new AggregateApiError(400, problems);
+  }
+}
+
+function flatten(errors: ValidationError[], base: string): { pointer: string; detail: string }[] {
+  const out: { pointer: string; detail: string }[] = [];
+  for (const error of errors) {
+    const pointer = `${base}/${escapePointer(error.property)}`;
+    if (error.constraints) {
+      const messages = Object.entries(error.constraints).map(([rule, message]) =>
+        rule === 'whitelistValidation' ? `Unknown attribute "${error.property}".` : message,
+      );
+      out.push({ pointer, detail: messages.join('; ') });
+    }
+    if (error.children?.length) out.push(...flatten(error.children, pointer));
+  }
+  return out;
+}
+
+/** RFC 6901 escaping of one pointer segment. */
+export function escapePointer(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** `@ResourceBody({type: 'twins', attributes: CreateTwinAttributes})` on a handler parameter. */
+export const ResourceBody = <A extends object>(options: ResourceBodyOptions<A>) => Body(new ResourceBodyPipe<A>(options));
+
+/** The ids of a to-many relationship `{data: [{type, id}, …]}` of a request document. */
+export function readToMany(document: ResourceDocument<unknown>, name: string, type: string, required = false): string[] {
+  const base = `/data/relationships/${escapePointer(name)}`;
+  const relationship = document.relationships[name];
+  if (relationship === undefined) {
+    if (required) throw invalidDocument(`Relationship "${name}" is required.`, base);
+    return [];
+  }
+  if (!isPlainObject(relationship) || !Array.isArray(relationship.data)) {
+    throw invalidDocument(`"${name}" must be {"data": [{"type": "${type}", "id": …}]}.`, `${base}/data`);
+  }
+  return relationship.data.map((item, index) => readIdentifier(item, type, `${base}/data/${index}`));
+}
+
+/** The id of a to-one relationship `{data: {type, id} | null}`; undefined when absent, null when cleared. */
+export function readToOne(document: ResourceDocument<unknown>, name: string, type: string): string | null | undefined {
+  const base = `/data/relationships/${escapePointer(name)}`;
+  const relationship = document.relationships[name];
+  if (relationship === undefined) return undefined;
+  if (!isPlainObject(relationship) || !('data' in relationship)) {
+    throw invalidDocument(`"${name}" must be {"data": {"type": "${type}", "id": …}} or {"data": null}.`, base);
+  }
+  if (relationship.data === null) return null;
+  return readIdentifier(relationship.data, type, `${base}/data`);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function readIdentifier(item: unknown, type: string, pointer: string): string {
+  if (!isPlainObject(item)) throw invalidDocument(`Expected a resource identifier {"type": "${type}", "id": …}.`, pointer);
+  if (item.type !== type) throw conflict(`"type" must be "${type}".`, { pointer: `${pointer}/type` }, 'type_mismatch');
+  if (typeof item.id !== 'string' || !UUID.test(item.id)) throw invalidDocument('"id" must be a UUID.', `${pointer}/id`);
+  return item.id.toLowerCase();
+}

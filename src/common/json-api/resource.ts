@@ -1,0 +1,28 @@
+/** Shapes of the JSON:API documents this service writes. */
+export interface ResourceIdentifier {
+  type: string;
+  id: string;
+}
+
+export interface Relationship {
+  data: ResourceIdentifier | ResourceIdentifier[] | null;
+  meta?: Record<string, unknown>;
+  links?: Record<string, string>;
+}
+
+export interface ResourceObject {
+  type: string;
+  id: string;
+  attributes: Record<string, unknown>;
+  relationships?: Record<string, Relationship>;
+  links?: Record<string, string>;
+  meta?: Record<string, unknown>;
+}
+
+export const JSON_API_MEDIA_TYPE = 'application/vnd.api+json';
+export const GEO_JSON_MEDIA_TYPE = 'application/geo+json';
+
+/** `{type, id}` or null when there is no id. */
+export function identifier(type: string, id: string | null | undefined): ResourceIdentifier | null {
+  return id ? { type, id } : null;
+}

@@ -1,0 +1,146 @@
+/**
+ * The service's configuration: every environment variable it reads, validated once at boot.
+ * A bad value stops the process with a message naming each offending variable, so a typo in a
+ * deployment fails loudly instead of falling back to a default nobody chose.
+ */
+export interface AppConfig {
+  port: number;
+  host: string;
+  /** Real PostgreSQL+PostGIS when set; the embedded PGlite database otherwise. */
+  databaseUrl: string | undefined;
+  /** Where the embedded database keeps its files. */
+  dataDir: string;
+  /** Enables the admin API when set. */
+  adminToken: string | undefined;
+  logLevel: LogLevel;
+  /** Largest accepted JSON request body, in bytes. */
+  bodyLimitBytes: number;
+  /** Largest accepted image upload, in bytes. */
+  imageLimitBytes: number;
+  pageSizeDefault: number;
+  pageSizeMax: number;
+  geoPageSizeDefault: number;
+  geoPageSizeMax: number;
+  /** Requests allowed per token in each rate-limit window; 0 disables rate limiting. */
+  rateLimitMax: number;
+  rateLimitWindowMs: number;
+  /** Shared rate-limit store across instances when set. */
+  redisUrl: string | undefined;
+  databasePoolSize: number;
+  requestTimeoutMs: number;
+  /** Comma-separated allowed CORS origins; empty means no cross-origin access. */
+  corsOrigins: string[];
+  /** Public base URL used in absolute links; derived from the request when unset. */
+  publicUrl: string | undefined;
+  nodeEnv: string;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+class EnvReader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  string(name: string, fallback: string): string {
+    const value = this.env[name];
+    return value === undefined || value === '' ? fallback : value;
+  }
+
+  optional(name: string): string | undefined {
+    const value = this.env[name];
+    return value === undefined || value === '' ? undefined : value;
+  }
+
+  integer(name: string, fallback: number, min: number, max: number): number {
+    const raw = this.env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (!/^\d+$/.test(raw.trim())) {
+      this.problems.push(`${name} must be a whole number between ${min} and ${max}, got "${raw}"`);
+      return fallback;
+    }
+    const value = Number(raw);
+    if (value < min || value > max) {
+      this.problems.push(`${name} must be between ${min} and ${max}, got ${value}`);
+      return fallback;
+    }
+    return value;
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+    const raw = this.env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (!(allowed as readonly string[]).includes(raw)) {
+      this.problems.push(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+      return fallback;
+    }
+    return raw as T;
+  }
+
+  url(name: string, protocols: string[]): string | undefined {
+    const raw = this.optional(name);
+    if (raw === undefined) return undefined;
+    try {
+      const parsed = new URL(raw);
+      if (!protocols.includes(parsed.protocol)) {
+        this.problems.push(`${name} must be a ${protocols.join(' or ')} URL`);
+      }
+    } catch {
+      this.problems.push(`${name} is not a valid URL`);
+    }
+    return raw;
+  }
+}
+
+export function loadConfig(env: Env = process.env): AppConfig {
+  const read = new EnvReader(env);
+  const adminToken = read.optional('ADMIN_TOKEN');
+  if (adminToken !== undefined && adminToken.length < 16) {
+    read.problems.push('ADMIN_TOKEN must be at least 16 characters long');
+  }
+  const config: AppConfig = {
+    port: read.integer('PORT', 3000, 0, 65535),
+    host: read.string('HOST', '0.0.0.0'),
+    databaseUrl: read.url('DATABASE_URL', ['postgres:', 'postgresql:']),
+    dataDir: read.string('DATA_DIR', './data'),
+    adminToken,
+    logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+    imageLimitBytes: read.integer('IMAGE_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+    pageSizeDefault: read.integer('PAGE_SIZE_DEFAULT', 50, 1, 10000),
+    pageSizeMax: read.integer('PAGE_SIZE_MAX', 100, 1, 10000),
+    geoPageSizeDefault: read.integer('GEO_PAGE_SIZE_DEFAULT', 1000, 1, 100000),
+    geoPageSizeMax: read.integer('GEO_PAGE_SIZE_MAX', 10000, 1, 100000),
+    rateLimitMax: read.integer('RATE_LIMIT_MAX', 6000, 0, 10_000_000),
+    rateLimitWindowMs: read.integer('RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
+    redisUrl: read.url('REDIS_URL', ['redis:', 'rediss:']),
+    databasePoolSize: read.integer('DATABASE_POOL_SIZE', 10, 1, 500),
+    requestTimeoutMs: read.integer('REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    corsOrigins: read
+      .string('CORS_ORIGINS', '')
+      .split(',')
+      .map((origin) => origin.trim())
+      .filter(Boolean),
+    publicUrl: read.url('PUBLIC_URL', ['http:', 'https:']),
+    nodeEnv: read.string('NODE_ENV', 'development'),
+  };
+  if (config.pageSizeDefault > config.pageSizeMax) {
+    read.problems.push('PAGE_SIZE_DEFAULT must not exceed PAGE_SIZE_MAX');
+  }
+  if (config.geoPageSizeDefault > config.geoPageSizeMax) {
+    read.problems.push('GEO_PAGE_SIZE_DEFAULT must not exceed GEO_PAGE_SIZE_MAX');
+  }
+  if (read.problems.length > 0) throw new ConfigError(read.problems);
+  return config;
+}
+
+/** Injection token under which the validated configuration is provided. */
+export const APP_CONFIG = Symbol('APP_CONFIG');

@@ -1,0 +1,32 @@
+import type { DataSourceOptions } from 'typeorm';
+import { migrations } from '../../db/migrations/index.js';
+import { entities } from './entities.js';
+
+/**
+ * The single description of how the service talks to PostgreSQL, used by the app, the CLI, the
+ * migration command and the tests. `synchronize` is never on: migrations own the schema.
+ */
+export function dataSourceOptions(url: string, poolSize: number): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url,
+    entities,
+    migrations,
+    migrationsTableName: 'schema_migrations',
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    migrationsRun: false,
+    installExtensions: false,
+    uuidExtension: 'pgcrypto',
+    logging: ['error'],
+    extra: {
+      max: poolSize,
+      // A pooled connection that sat idle is kept; failing fast when the database is down makes
+      // requests answer 503 within a second instead of hanging.
+      connectionTimeoutMillis: 1000,
+      idleTimeoutMillis: poolSize === 1 ? 0 : 30_000,
+      application_name: 'twin-service',
+      options: '-c TimeZone=UTC',
+    },
+  };
+}

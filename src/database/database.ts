@@ -1,0 +1,71 @@
+import { Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import type { AppConfig } from '../config/app-config.js';
+import { dataSourceOptions } from './data-source-options.js';
+import { EMBEDDED_POOL_SIZE, EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js';
+import { installPgTypeParsers } from './timestamps.js';
+
+/**
+ * Owns the connection to PostgreSQL: the real one named by DATABASE_URL, or the embedded PGlite when
+ * none is given. Opens, migrates, reports which one is in use, and closes in the right order.
+ */
+export class Database {
+  private constructor(
+    readonly dataSource: DataSource,
+    readonly kind: 'postgres' | 'embedded',
+    private readonly embedded: EmbeddedPostgres | undefined,
+  ) {}
+
+  static async open(config: Pick<AppConfig, 'databaseUrl' | 'dataDir' | 'databasePoolSize'>, logger = new Logger('Database')): Promise<Database> {
+    installPgTypeParsers();
+    let embedded: EmbeddedPostgres | undefined;
+    let url = config.databaseUrl;
+    let poolSize = config.databasePoolSize;
+    if (!url) {
+      const started = Date.now();
+      embedded = await startEmbeddedPostgres({ dataDir: config.dataDir });
+      url = embedded.url;
+      poolSize = EMBEDDED_POOL_SIZE;
+      logger.log(`database: ${embedded.describe()} (started in ${Date.now() - started} ms)`);
+    } else {
+      logger.log(`database: PostgreSQL at ${redactUrl(url)}`);
+    }
+    const dataSource = new DataSource(dataSourceOptions(url, poolSize));
+    try {
+      await dataSource.initialize();
+      const applied = await dataSource.runMigrations({ transaction: 'each' });
+      if (applied.length > 0) logger.log(`database: applied ${applied.length} migration(s): ${applied.map((m) => m.name).join(', ')}`);
+    } catch (error) {
+      if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
+      await embedded?.stop().catch(() => undefined);
+      throw error;
+    }
+    return new Database(dataSource, embedded ? 'embedded' : 'postgres', embedded);
+  }
+
+  /** Cheap liveness probe for /health. */
+  async ping(): Promise<boolean> {
+    try {
+      await this.dataSource.query('SELECT 1');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.dataSource.isInitialized) await this.dataSource.destroy();
+    await this.embedded?.stop();
+  }
+}
+
+/** Hides the password of a connection URL in logs. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(unparseable URL)';
+  }
+}

@@ -1,0 +1,88 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { postgis } from '@electric-sql/pglite-postgis';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+
+/**
+ * PostgreSQL 18 + PostGIS compiled to WebAssembly (PGlite), served over the PostgreSQL wire protocol
+ * on a loopback port so the service's ordinary `pg` code runs on it unchanged.
+ *
+ * PGlite is a single session: the socket multiplexes clients message by message, so two clients
+ * running queries at once can interleave their protocol messages. Callers must therefore use a pool
+ * of exactly one connection (see `EMBEDDED_POOL_SIZE`).
+ */
+export const EMBEDDED_POOL_SIZE = 1;
+
+export interface EmbeddedPostgres {
+  url: string;
+  /** PostgreSQL version string, for the boot log. */
+  describe(): string;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  /** Directory holding the database files; in memory when undefined. */
+  dataDir?: string;
+  /**
+   * Extra simultaneous socket connections tolerated while one is closing (tests open a fresh app
+   * right after the previous one closed).
+   */
+  maxConnections?: number;
+}
+
+export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Promise<EmbeddedPostgres> {
+  let location: string | undefined;
+  if (options.dataDir) {
+    location = resolve(options.dataDir);
+    mkdirSync(location, { recursive: true });
+    lockDataDir(location);
+  }
+  const db = await PGlite.create(location ? { dataDir: location, extensions: { postgis } } : { extensions: { postgis } });
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: options.maxConnections ?? 2 });
+  await server.start();
+  const url = `postgresql://postgres:postgres@${server.getServerConn()}/postgres?sslmode=disable`;
+  return {
+    url,
+    describe: () => `embedded PGlite (PostgreSQL 18 + PostGIS) at ${location ?? "memory"}`,
+    async stop() {
+      // Clients first (done by the caller), then the socket, then the database itself.
+      await server.stop();
+      await db.close();
+      if (location) unlockDataDir(location);
+    },
+  };
+}
+
+const LOCK_FILE = 'twin-service.pid';
+
+/**
+ * PGlite is one process's database: a second process opening the same directory would corrupt it.
+ * A pid file refuses that with a message, and is taken over when its process is gone.
+ */
+function lockDataDir(location: string): void {
+  const lock = `${location}/${LOCK_FILE}`;
+  let holder: number | undefined;
+  try {
+    holder = Number(readFileSync(lock, 'utf8').trim());
+  } catch {
+    holder = undefined;
+  }
+  if (holder && holder !== process.pid && processAlive(holder)) {
+    throw new Error(`The embedded database in ${location} is in use by process ${holder}. Stop it first, or set DATABASE_URL.`);
+  }
+  writeFileSync(lock, String(process.pid));
+}
+
+function unlockDataDir(location: string): void {
+  rmSync(`${location}/${LOCK_FILE}`, { force: true });
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,34 @@
+import { types } from 'pg';
+
+/**
+ * PostgreSQL keeps microseconds; JavaScript's Date keeps milliseconds. Timestamps therefore travel
+ * through the service as ISO 8601 strings (`2026-11-21T19:26:03.123456Z`) and never as Date objects.
+ */
+const PG_TIMESTAMP = /^(\d{4,})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(?:([+-])(\d{2})(?::?(\d{2}))?(?::?(\d{2}))?)?( BC)?$/;
+
+/** Converts PostgreSQL's text form of a timestamp (any session time zone) to UTC ISO 8601 with microseconds. */
+export function pgTimestampToIso(text: string): string {
+  if (text === 'infinity' || text === '-infinity') return text;
+  const match = PG_TIMESTAMP.exec(text);
+  if (!match) throw new Error(`Unrecognised timestamp from PostgreSQL: ${text}`);
+  const [, year, month, day, hour, minute, second, fraction = '', sign, offH = '0', offM = '0', offS = '0'] = match;
+  const offsetSeconds = sign ? (sign === '-' ? -1 : 1) * (Number(offH) * 3600 + Number(offM) * 60 + Number(offS)) : 0;
+  const wholeSeconds = Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second)) / 1000 - offsetSeconds;
+  const utc = new Date(wholeSeconds * 1000);
+  const iso = utc.toISOString(); // YYYY-MM-DDTHH:MM:SS.000Z
+  return `${iso.slice(0, 19)}.${fraction.padEnd(6, '0')}Z`;
+}
+
+let installed = false;
+
+/**
+ * Teaches the `pg` driver how this service wants column values: timestamps as microsecond ISO strings,
+ * bigint counts as numbers (counts stay far below 2^53), numeric (money) left as exact strings.
+ */
+export function installPgTypeParsers(): void {
+  if (installed) return;
+  installed = true;
+  types.setTypeParser(types.builtins.TIMESTAMPTZ, pgTimestampToIso);
+  types.setTypeParser(types.builtins.TIMESTAMP, pgTimestampToIso);
+  types.setTypeParser(types.builtins.INT8, (value) => Number(value));
+}

@@ -1,0 +1,55 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import type { PageRequest } from '../common/json-api/pagination.js';
+
+export interface OrganizationRow {
+  id: string;
+  name: string;
+  created: string;
+  modified: string;
+}
+
+const COLUMNS = 'o.id, o.name, o.created, o.modified';
+
+/** SQL for organizations; every read is scoped to the calling account's memberships. */
+@Injectable()
+export class OrganizationsRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async create(name: string, manager: EntityManager = this.dataSource.manager): Promise<OrganizationRow> {
+    const rows: OrganizationRow[] = await manager.query(`INSERT INTO organizations AS o (name) VALUES ($1) RETURNING ${COLUMNS}`, [name]);
+    return rows[0];
+  }
+
+  async countForAccount(accountId: string): Promise<number> {
+    const rows: { count: number }[] = await this.dataSource.query(`SELECT count(*) AS count FROM memberships WHERE account_id = $1`, [accountId]);
+    return rows[0].count;
+  }
+
+  async pageForAccount(accountId: string, page: PageRequest): Promise<OrganizationRow[]> {
+    return this.dataSource.query(
+      `SELECT ${COLUMNS}
+         FROM memberships m JOIN organizations o ON o.id = m.organization_id
+        WHERE m.account_id = $1
+        ORDER BY o.created, o.id
+        LIMIT $2 OFFSET $3`,
+      [accountId, page.size, page.offset],
+    );
+  }
+
+  async findForAccount(accountId: string, organizationId: string): Promise<OrganizationRow | undefined> {
+    const rows: OrganizationRow[] = await this.dataSource.query(
+      `SELECT ${COLUMNS}
+         FROM memberships m JOIN organizations o ON o.id = m.organization_id
+        WHERE m.account_id = $1 AND o.id = $2`,
+      [accountId, organizationId],
+    );
+    return rows[0];
+  }
+
+  /** Ids among `ids` that exist. */
+  async existing(ids: string[], manager: EntityManager = this.dataSource.manager): Promise<Set<string>> {
+    const rows: { id: string }[] = await manager.query(`SELECT id FROM organizations WHERE id = ANY($1::uuid[])`, [ids]);
+    return new Set(rows.map((row) => row.id));
+  }
+}

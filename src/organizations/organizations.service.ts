@@ -1,0 +1,33 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { notFound } from '../common/json-api/api-error.js';
+import { readQuery } from '../common/json-api/query.js';
+import { assertPageExists, Page, readPageRequest } from '../common/json-api/pagination.js';
+import type { RequestAuth } from '../common/auth/tenant.js';
+import { organizationResource } from './organization.resource.js';
+import { OrganizationsRepository } from './organizations.repository.js';
+import type { ResourceObject } from '../common/json-api/resource.js';
+
+@Injectable()
+export class OrganizationsService {
+  constructor(
+    private readonly organizations: OrganizationsRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async list(caller: RequestAuth, query: Record<string, unknown>): Promise<Page<ResourceObject[]>> {
+    readQuery(query, {}, { paginated: true });
+    const page = readPageRequest(query, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
+    const count = await this.organizations.countForAccount(caller.account.id);
+    assertPageExists(page, count);
+    const rows = count === 0 ? [] : await this.organizations.pageForAccount(caller.account.id, page);
+    return new Page(rows.map(organizationResource), page, count);
+  }
+
+  /** An organization the caller is not a member of is indistinguishable from one that does not exist. */
+  async get(caller: RequestAuth, organizationId: string): Promise<ResourceObject> {
+    const row = await this.organizations.findForAccount(caller.account.id, organizationId);
+    if (!row) throw notFound('No such organization.');
+    return organizationResource(row);
+  }
+}

@@ -1,0 +1,94 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import type { GeoPoint } from '../database/geometry.js';
+import { AccountEntity } from '../accounts/account.entity.js';
+import { OrganizationEntity } from '../organizations/organization.entity.js';
+
+/** The twins table (decisions section 2). Reads go through TwinsRepository's SQL, not entity loading. */
+@Entity('twins')
+@Index('twins_organization_idx', ['organizationId', 'created', 'id'])
+export class TwinEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ type: 'uuid', name: 'organization_id' })
+  organizationId: string;
+
+  @ManyToOne(() => OrganizationEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'organization_id' })
+  organization: OrganizationEntity;
+
+  /** The account that created the twin; null for imported places. */
+  @Column({ type: 'uuid', name: 'owner_account_id', nullable: true })
+  ownerAccountId: string | null;
+
+  @ManyToOne(() => AccountEntity, { onDelete: 'SET NULL', nullable: true })
+  @JoinColumn({ name: 'owner_account_id' })
+  owner: AccountEntity | null;
+
+  @Column({ type: 'varchar', length: 255 })
+  name: string;
+
+  @Column({ type: 'text', default: '' })
+  description: string;
+
+  @Column({ type: 'boolean', default: false })
+  personal: boolean;
+
+  @Column({ type: 'boolean', default: false })
+  public: boolean;
+
+  @Index('twins_location_gist', { spatial: true })
+  @Column({ type: 'geometry', spatialFeatureType: 'Point', srid: 4326, nullable: true })
+  location: GeoPoint | null;
+
+  @Column({ type: 'uuid', name: 'personality_id', default: () => 'gen_random_uuid()' })
+  personalityId: string;
+
+  @Column({ type: 'text', array: true, default: '{}' })
+  characteristics: string[];
+
+  @Column({ type: 'text', array: true, default: '{}' })
+  services: string[];
+
+  @Column({ type: 'uuid', array: true, default: '{}' })
+  connections: string[];
+
+  @Column({ type: 'jsonb', name: 'meta_data', default: {} })
+  metaData: Record<string, unknown>;
+
+  @Column({ type: 'varchar', length: 255, name: 'place_id', nullable: true })
+  placeId: string | null;
+
+  @Column({ type: 'varchar', length: 255, default: '' })
+  provider: string;
+
+  @Column({ type: 'jsonb', name: 'opening_hours', default: {} })
+  openingHours: Record<string, unknown>;
+
+  @Column({ type: 'varchar', length: 64, name: 'phone_number', default: '' })
+  phoneNumber: string;
+
+  @Column({ type: 'varchar', length: 512, default: '' })
+  address: string;
+
+  @Column({ type: 'varchar', length: 255, default: '' })
+  city: string;
+
+  @Column({ type: 'varchar', length: 255, default: '' })
+  state: string;
+
+  @Column({ type: 'varchar', length: 2048, default: '' })
+  website: string;
+
+  @Column({ type: 'jsonb', name: 'provider_info', default: { photos: [], reviews: [] } })
+  providerInfo: Record<string, unknown>;
+
+  @Column({ type: 'text', array: true, default: '{}' })
+  tags: string[];
+
+  @Column({ type: 'timestamptz', default: () => 'now()' })
+  created: string;
+
+  @Column({ type: 'timestamptz', default: () => 'now()' })
+  modified: string;
+}

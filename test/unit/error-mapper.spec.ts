@@ -1,0 +1,32 @@
+import { HttpException } from '@nestjs/common';
+import { ApiError } from '../../src/common/json-api/api-error';
+import { isDatabaseUnavailable, mapError } from '../../src/common/json-api/error-mapper';
+
+describe('mapError', () => {
+  it('passes ApiError through with its source and headers', () => {
+    const mapped = mapError(new ApiError(429, 'rate_limited', 'Too many requests', 'slow down', undefined, { 'Retry-After': '3' }));
+    expect(mapped.status).toBe(429);
+    expect(mapped.headers).toEqual({ 'Retry-After': '3' });
+    expect(mapped.body).toEqual({ errors: [{ status: '429', code: 'rate_limited', title: 'Too many requests', detail: 'slow down' }] });
+  });
+
+  it('hides internals of unexpected errors', () => {
+    const mapped = mapError(new Error('relation "secret_table" does not exist'));
+    expect(mapped.status).toBe(500);
+    expect(JSON.stringify(mapped.body)).not.toContain('secret_table');
+    expect(mapped.unexpected).toBe(true);
+  });
+
+  it('recognises an unreachable database', () => {
+    expect(isDatabaseUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))).toBe(true);
+    expect(isDatabaseUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
+    expect(isDatabaseUnavailable(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).toBe(true);
+    expect(isDatabaseUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
+    expect(mapError(new Error('timeout exceeded when trying to connect')).status).toBe(503);
+  });
+
+  it('maps Fastify body errors wrapped by Nest', () => {
+    const cause = Object.assign(new Error('Unsupported Media Type'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 });
+    expect(mapError(new HttpException('Unsupported Media Type', 415, { cause })).body.errors[0].code).toBe('unsupported_media_type');
+  });
+});

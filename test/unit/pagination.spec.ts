@@ -1,0 +1,42 @@
+import { ApiError } from '../../src/common/json-api/api-error';
+import { assertPageExists, Page, pageCount, pageLinks, readPageRequest } from '../../src/common/json-api/pagination';
+
+const limits = { defaultSize: 50, maxSize: 100 };
+
+describe('pagination', () => {
+  it('defaults to the first page of the default size', () => {
+    expect(readPageRequest({}, limits)).toEqual({ number: 1, size: 50, offset: 0 });
+    expect(readPageRequest({ page_number: '3', page_size: '10' }, limits)).toEqual({ number: 3, size: 10, offset: 20 });
+  });
+
+  it.each([{ page_number: '0' }, { page_number: '-1' }, { page_number: '1.5' }, { page_size: '101' }, { page_size: '' }, { page_number: ['1', '2'] }])(
+    'refuses %p naming the parameter',
+    (query) => {
+      try {
+        readPageRequest(query, limits);
+        throw new Error('accepted');
+      } catch (error) {
+        expect(error).toBeInstanceOf(ApiError);
+        expect((error as ApiError).source?.parameter).toBe(Object.keys(query)[0]);
+      }
+    },
+  );
+
+  it('an empty list has one page; past the last page is a 404', () => {
+    expect(pageCount(0, 50)).toBe(1);
+    expect(pageCount(101, 50)).toBe(3);
+    expect(() => assertPageExists({ number: 1, size: 50, offset: 0 }, 0)).not.toThrow();
+    expect(() => assertPageExists({ number: 2, size: 50, offset: 50 }, 50)).toThrow(expect.objectContaining({ status: 404 }));
+  });
+
+  it('links are absolute, keep other parameters and replace page_number', () => {
+    const page = new Page([], { number: 2, size: 10, offset: 10 }, 35);
+    const links = pageLinks(new URL('https://api.example/twins/?is_public=true&page_number=2&page_size=10'), page);
+    expect(links).toEqual({
+      first: 'https://api.example/twins/?is_public=true&page_number=1&page_size=10',
+      last: 'https://api.example/twins/?is_public=true&page_number=4&page_size=10',
+      next: 'https://api.example/twins/?is_public=true&page_number=3&page_size=10',
+      prev: 'https://api.example/twins/?is_public=true&page_number=1&page_size=10',
+    });
+  });
+});
