@@ -73,6 +73,8 @@ export class Foundation1763750000000 implements MigrationInterface {
         website           varchar(2048) NOT NULL DEFAULT '',
         provider_info     jsonb NOT NULL DEFAULT '{"photos": [], "reviews": []}',
         tags              text[] NOT NULL DEFAULT '{}',
+        -- Quest tasks naming this twin as their place; kept by the quests module in the task's transaction.
+        tasks_supplied    integer NOT NULL DEFAULT 0,
         created           timestamptz NOT NULL DEFAULT now(),
         modified          timestamptz NOT NULL DEFAULT now()
       )`);

@@ -86,6 +86,10 @@ export class TwinEntity {
   @Column({ type: 'text', array: true, default: '{}' })
   tags: string[];
 
+  /** Quest tasks naming this twin as their place, maintained in the same transaction as the tasks. */
+  @Column({ type: 'integer', name: 'tasks_supplied', default: 0 })
+  tasksSupplied: number;
+
   @Column({ type: 'timestamptz', default: () => 'now()' })
   created: string;
 
