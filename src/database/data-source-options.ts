@@ -18,7 +18,8 @@ export function dataSourceOptions(url: string, poolSize: number): DataSourceOpti
     migrationsRun: false,
     installExtensions: false,
     uuidExtension: 'pgcrypto',
-    logging: ['error'],
+    // Failures are logged once, structured, by the error filter; TypeORM's console logger would print parameters.
+    logging: false,
     extra: {
       max: poolSize,
       // A pooled connection that sat idle is kept; failing fast when the database is down makes
