@@ -33,6 +33,13 @@ export interface AppConfig {
   /** Public base URL used in absolute links; derived from the request when unset. */
   publicUrl: string | undefined;
   nodeEnv: string;
+  /**
+   * How timeline changes reach `GET /events/stream`: `postgres` (LISTEN/NOTIFY, across instances) or
+   * `memory` (in-process; the embedded database's single session cannot hold a listening connection).
+   */
+  eventBus: 'postgres' | 'memory';
+  /** Interval of the comment lines that keep idle event streams open. */
+  eventStreamHeartbeatMs: number;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -131,7 +138,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
       .filter(Boolean),
     publicUrl: read.url('PUBLIC_URL', ['http:', 'https:']),
     nodeEnv: read.string('NODE_ENV', 'development'),
+    eventBus: read.oneOf('EVENT_BUS', ['postgres', 'memory'] as const, env.DATABASE_URL ? 'postgres' : 'memory'),
+    eventStreamHeartbeatMs: read.integer('EVENT_STREAM_HEARTBEAT_MS', 15_000, 50, 3_600_000),
   };
+  if (config.eventBus === 'postgres' && !config.databaseUrl) {
+    read.problems.push('EVENT_BUS=postgres needs DATABASE_URL (the embedded database uses EVENT_BUS=memory)');
+  }
   if (config.pageSizeDefault > config.pageSizeMax) {
     read.problems.push('PAGE_SIZE_DEFAULT must not exceed PAGE_SIZE_MAX');
   }
