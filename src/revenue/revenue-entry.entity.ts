@@ -1,0 +1,50 @@
+import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { QuestEntity } from '../quests/quest.entity.js';
+import { TwinEntity } from '../twins/twin.entity.js';
+
+/** One earning: a twin embarked on a quest and the quest's creating twin earned its price. */
+@Entity('revenue_entries')
+@Index('revenue_entries_quest_idx', ['questId'])
+@Index('revenue_entries_twin_idx', ['twinId'])
+@Check('"amount" >= 0')
+export class RevenueEntryEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  /** The original quest that was embarked on. */
+  @Column({ type: 'uuid', name: 'quest_id' })
+  questId: string;
+
+  @ManyToOne(() => QuestEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'quest_id' })
+  quest: QuestEntity;
+
+  /** The receiving twin (the quest's creator). */
+  @Column({ type: 'uuid', name: 'twin_id' })
+  twinId: string;
+
+  @ManyToOne(() => TwinEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'twin_id' })
+  twin: TwinEntity;
+
+  @Column({ type: 'uuid', name: 'embarking_twin_id', nullable: true })
+  embarkingTwinId: string | null;
+
+  @ManyToOne(() => TwinEntity, { onDelete: 'SET NULL', nullable: true })
+  @JoinColumn({ name: 'embarking_twin_id' })
+  embarkingTwin: TwinEntity | null;
+
+  /** The copy the embark created. */
+  @Column({ type: 'uuid', name: 'copy_id', nullable: true })
+  copyId: string | null;
+
+  @ManyToOne(() => QuestEntity, { onDelete: 'SET NULL', nullable: true })
+  @JoinColumn({ name: 'copy_id' })
+  copy: QuestEntity | null;
+
+  @Column({ type: 'numeric', precision: 12, scale: 2 })
+  amount: string;
+
+  @Column({ type: 'timestamptz', default: () => 'now()' })
+  created: string;
+}
