@@ -5,12 +5,13 @@ import { AuthModule } from './common/auth/auth.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
 import { OrganizationsModule } from './organizations/organizations.module.js';
 import { TwinsModule } from './twins/twins.module.js';
 
 /** Feature modules of the service; each owns its routes, rules and SQL. */
-export const FEATURE_MODULES = [HealthModule, OrganizationsModule, AccountsModule, AdminModule, TwinsModule];
+export const FEATURE_MODULES = [HealthModule, OrganizationsModule, AccountsModule, AdminModule, TwinsModule, EventsModule];
 
 @Module({})
 export class AppModule {

@@ -1,0 +1,69 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsNotEmpty, IsObject, IsString, MaxLength, registerDecorator, ValidateIf, type ValidationOptions } from 'class-validator';
+import { MAX_EVENT_DATA_BYTES, serializedSize } from '../event-data.js';
+
+/** `data` serialised as compact JSON must fit in MAX_EVENT_DATA_BYTES (64 KiB). */
+function FitsEventDataLimit(options?: ValidationOptions) {
+  return (target: object, propertyName: string) =>
+    registerDecorator({
+      name: 'fitsEventDataLimit',
+      target: target.constructor,
+      propertyName,
+      options: { message: `data must be at most ${MAX_EVENT_DATA_BYTES} bytes when serialised as JSON`, ...options },
+      validator: { validate: (value: unknown) => value === undefined || serializedSize(value) <= MAX_EVENT_DATA_BYTES },
+    });
+}
+
+const EXAMPLE_DATA = { steps: 4200, device: 'watch', route: { km: 3.2 } };
+
+export class CreateEventAttributes {
+  @ApiProperty({ example: 'walk', minLength: 1, maxLength: 255 })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(255)
+  name: string;
+
+  @ApiProperty({ example: 'activity', minLength: 1, maxLength: 255 })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(255)
+  category: string;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    example: EXAMPLE_DATA,
+    description: `Free-form JSON object of at most ${MAX_EVENT_DATA_BYTES} bytes serialised (400 with pointer /data/attributes/data above).`,
+  })
+  @IsObject({ message: 'data must be a JSON object' })
+  @FitsEventDataLimit()
+  data: Record<string, unknown>;
+}
+
+/** Every attribute optional; a given one must be valid (null is not "absent"). */
+export class UpdateEventAttributes {
+  @ApiPropertyOptional({ example: 'run', minLength: 1, maxLength: 255 })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(255)
+  name?: string;
+
+  @ApiPropertyOptional({ example: 'activity', minLength: 1, maxLength: 255 })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(255)
+  category?: string;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    example: { steps: 5000, device: null },
+    description: 'Keys merged into the stored data: a value replaces, null removes the key, unnamed keys are kept.',
+  })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsObject({ message: 'data must be a JSON object' })
+  @FitsEventDataLimit()
+  data?: Record<string, unknown>;
+}

@@ -1,0 +1,59 @@
+import { createHash } from 'node:crypto';
+import { invalidHeader } from '../common/json-api/api-error.js';
+
+/** Largest `data` object of an event, measured as its compact JSON serialisation in UTF-8 bytes. */
+export const MAX_EVENT_DATA_BYTES = 64 * 1024;
+
+export function serializedSize(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value), 'utf8');
+}
+
+/**
+ * A PATCH of `attributes.data` split into what it sets and what it removes. The merge is shallow, on
+ * the top-level keys of `data`: a key with a value replaces the stored value (objects included,
+ * wholesale), a key set to null is removed, keys the patch does not name are kept. Nulls nested inside
+ * a value are ordinary JSON values and are stored as they are.
+ */
+export function splitDataPatch(patch: Record<string, unknown>): { set: Record<string, unknown>; remove: string[] } {
+  const set: Record<string, unknown> = {};
+  const remove: string[] = [];
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) remove.push(key);
+    else set[key] = value;
+  }
+  return { set, remove };
+}
+
+/** JSON with object keys sorted at every level, so equal documents hash equally whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const entries = Object.keys(value as Record<string, unknown>)
+    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+    .sort()
+    .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+  return `{${entries.join(',')}}`;
+}
+
+/** What identifies "the same request" for an idempotency key: the hash of the canonical attributes. */
+export function requestHash(attributes: { name: string; category: string; data: Record<string, unknown> }): string {
+  return createHash('sha256')
+    .update(canonicalJson({ name: attributes.name, category: attributes.category, data: attributes.data }))
+    .digest('hex');
+}
+
+const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
+
+/**
+ * The `Idempotency-Key` header: absent → undefined; otherwise 1–255 printable ASCII characters
+ * (surrounding spaces are not part of the key), else 400 naming the header.
+ */
+export function readIdempotencyKey(raw: string | string[] | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (Array.isArray(raw)) throw invalidHeader('Idempotency-Key', 'Idempotency-Key must be given once.');
+  const key = raw.trim();
+  if (!IDEMPOTENCY_KEY.test(key)) {
+    throw invalidHeader('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.');
+  }
+  return key;
+}

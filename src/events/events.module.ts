@@ -1,0 +1,27 @@
+import { Module } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { Database } from '../database/database.js';
+import { EventBus, MemoryEventBus, PostgresEventBus } from './event-bus.js';
+import { EventStreams } from './event-streams.js';
+import { EventsController } from './events.controller.js';
+import { EventsRepository } from './events.repository.js';
+import { EventsService } from './events.service.js';
+
+/** Timeline events: the `/events/` routes, their idempotency keys and the live stream. */
+@Module({
+  controllers: [EventsController],
+  providers: [
+    EventsRepository,
+    EventsService,
+    EventStreams,
+    {
+      provide: EventBus,
+      inject: [APP_CONFIG, Database],
+      useFactory: (config: AppConfig, database: Database): EventBus =>
+        config.eventBus === 'postgres' && database.kind === 'postgres' && config.databaseUrl
+          ? new PostgresEventBus(config.databaseUrl)
+          : new MemoryEventBus(),
+    },
+  ],
+})
+export class EventsModule {}

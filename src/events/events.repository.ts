@@ -1,0 +1,227 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import type { TwinTenant } from '../common/auth/tenant.js';
+import type { PageRequest } from '../common/json-api/pagination.js';
+import type { ResourceObject } from '../common/json-api/resource.js';
+
+export interface EventRow {
+  id: string;
+  name: string;
+  category: string;
+  data: Record<string, unknown>;
+  timestamp: string;
+}
+
+export interface TimelineFilter {
+  name?: string;
+  category?: string;
+  /** Inclusive lower bound. */
+  since?: string;
+  /** Exclusive upper bound. */
+  until?: string;
+}
+
+export interface NewEvent {
+  id: string;
+  name: string;
+  category: string;
+  data: Record<string, unknown>;
+}
+
+export interface EventChanges {
+  name?: string;
+  category?: string;
+  /** Top-level keys to set (merged with `||`). */
+  set: Record<string, unknown>;
+  /** Top-level keys to remove. */
+  remove: string[];
+}
+
+export interface IdempotencyRecord {
+  request_hash: string;
+  response_status: number | null;
+  response_body: ResourceObject | null;
+}
+
+const COLUMNS = `e.id, e.name, e.category, e.data, e."timestamp"`;
+
+/** PostgreSQL's NOTIFY payload limit is 8000 bytes; bigger events are announced by id only. */
+const NOTIFY_PAYLOAD_MAX = 7900;
+
+/** The JSON:API resource of row `e`, built in SQL for the NOTIFY payload (same shape as eventResource). */
+const RESOURCE_JSON = `json_build_object('type', 'events', 'id', e.id, 'attributes', json_build_object(
+    'name', e.name, 'category', e.category, 'data', e.data,
+    'timestamp', to_char(e."timestamp" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')))`;
+
+/**
+ * `, pg_notify(…)` of a change to row `e`, evaluated in the writing statement so that PostgreSQL
+ * delivers it exactly when (and only if) the transaction commits; `FROM` clause part included. The
+ * payload carries the resource when it fits, otherwise only `{op, twin, id}` and listeners read the row.
+ */
+function notifySql(channel: string | null, op: 'created' | 'updated' | 'deleted'): { select: string; from: string } {
+  if (!channel) return { select: '', from: '' };
+  const reference = `json_build_object('op', '${op}', 'twin', e.twin_id, 'id', e.id)::text`;
+  if (op === 'deleted') return { select: `, pg_notify('${channel}', ${reference}) AS notified`, from: '' };
+  return {
+    select: `, pg_notify('${channel}', CASE WHEN octet_length(n.payload) <= ${NOTIFY_PAYLOAD_MAX} THEN n.payload ELSE ${reference} END) AS notified`,
+    from: `, LATERAL (SELECT json_build_object('op', '${op}', 'twin', e.twin_id, 'id', e.id, 'resource', ${RESOURCE_JSON})::text AS payload) n`,
+  };
+}
+
+/**
+ * SQL for timeline events and their idempotency keys. Every statement is scoped to the tenant's
+ * organization and acting twin; timeline reads use `events_timeline_idx` (twin_id, timestamp DESC, id DESC).
+ * `channel` (the event bus's NOTIFY channel, or null) makes the writes announce themselves.
+ */
+@Injectable()
+export class EventsRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async insert(tenant: TwinTenant, event: NewEvent, channel: string | null, manager: EntityManager = this.dataSource.manager): Promise<EventRow> {
+    const notify = notifySql(channel, 'created');
+    const rows: EventRow[] = await manager.query(
+      `WITH e AS (
+         INSERT INTO events (id, organization_id, twin_id, name, category, data)
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb)
+         RETURNING *
+       )
+       SELECT ${COLUMNS}${notify.select} FROM e${notify.from}`,
+      [event.id, tenant.organization.id, tenant.twin.id, event.name, event.category, JSON.stringify(event.data)],
+    );
+    return rows[0];
+  }
+
+  async find(tenant: TwinTenant, id: string, manager: EntityManager = this.dataSource.manager): Promise<EventRow | undefined> {
+    const rows: EventRow[] = await manager.query(
+      `SELECT ${COLUMNS} FROM events e WHERE e.id = $1 AND e.twin_id = $2 AND e.organization_id = $3`,
+      [id, tenant.twin.id, tenant.organization.id],
+    );
+    return rows[0];
+  }
+
+  /**
+   * Merges `changes` in one statement: `(data || set) - remove` on the stored jsonb, so concurrent
+   * patches of different keys never lose each other's keys.
+   */
+  async update(tenant: TwinTenant, id: string, changes: EventChanges, channel: string | null, manager: EntityManager): Promise<EventRow | undefined> {
+    const notify = notifySql(channel, 'updated');
+    const rows: EventRow[] = await manager.query(
+      `WITH e AS (
+         UPDATE events
+            SET name = COALESCE($4, name),
+                category = COALESCE($5, category),
+                data = (data || $6::jsonb) - $7::text[],
+                modified = now()
+          WHERE id = $1 AND twin_id = $2 AND organization_id = $3
+         RETURNING *
+       )
+       SELECT ${COLUMNS}${notify.select} FROM e${notify.from}`,
+      [id, tenant.twin.id, tenant.organization.id, changes.name ?? null, changes.category ?? null, JSON.stringify(changes.set), changes.remove],
+    );
+    return rows[0];
+  }
+
+  /** True when the event existed on the tenant's timeline and is gone now. */
+  async delete(tenant: TwinTenant, id: string, channel: string | null): Promise<boolean> {
+    const notify = notifySql(channel, 'deleted');
+    const rows: unknown[] = await this.dataSource.query(
+      `WITH e AS (
+         DELETE FROM events WHERE id = $1 AND twin_id = $2 AND organization_id = $3 RETURNING id, twin_id
+       )
+       SELECT e.id${notify.select} FROM e`,
+      [id, tenant.twin.id, tenant.organization.id],
+    );
+    return rows.length > 0;
+  }
+
+  async countTimeline(tenant: TwinTenant, filter: TimelineFilter): Promise<number> {
+    const { where, values } = timelineWhere(tenant, filter);
+    const rows: { count: number }[] = await this.dataSource.query(`SELECT count(*) AS count FROM events e WHERE ${where}`, values);
+    return rows[0].count;
+  }
+
+  /** Newest first; equal timestamps by id, newest first too. */
+  async pageTimeline(tenant: TwinTenant, filter: TimelineFilter, page: PageRequest): Promise<EventRow[]> {
+    const { where, values } = timelineWhere(tenant, filter);
+    return this.dataSource.query(
+      `SELECT ${COLUMNS} FROM events e
+        WHERE ${where}
+        ORDER BY e."timestamp" DESC, e.id DESC
+        LIMIT $${values.length + 1} OFFSET $${values.length + 2}`,
+      [...values, page.size, page.offset],
+    );
+  }
+
+  /** Events created after `afterId` (UUIDv7 order = creation order), oldest first: the stream's replay. */
+  async createdAfter(tenant: TwinTenant, afterId: string, limit: number): Promise<EventRow[]> {
+    return this.dataSource.query(
+      `SELECT ${COLUMNS} FROM events e
+        WHERE e.twin_id = $1 AND e.organization_id = $2 AND e.id > $3
+        ORDER BY e.id
+        LIMIT $4`,
+      [tenant.twin.id, tenant.organization.id, afterId, limit],
+    );
+  }
+
+  /**
+   * Claims an idempotency key for this request, in the caller's transaction. True when this request
+   * owns it (new key, or one older than the retention that is taken over). When another transaction
+   * holds the same key uncommitted, PostgreSQL makes this statement wait for it: concurrent retries
+   * therefore never both insert an event.
+   */
+  async claimIdempotencyKey(tenant: TwinTenant, key: string, hash: string, retentionHours: number, manager: EntityManager): Promise<boolean> {
+    const rows: unknown[] = await manager.query(
+      `INSERT INTO idempotency_keys AS k (twin_id, key, organization_id, request_hash)
+       VALUES ($1, $2, $3, $4)
+       ON CONFLICT (twin_id, key) DO UPDATE
+             SET request_hash = EXCLUDED.request_hash, organization_id = EXCLUDED.organization_id,
+                 response_status = NULL, response_body = NULL, event_id = NULL, created = now()
+           WHERE k.created < now() - make_interval(hours => $5)
+       RETURNING k.key`,
+      [tenant.twin.id, key, tenant.organization.id, hash, retentionHours],
+    );
+    return rows.length > 0;
+  }
+
+  async completeIdempotencyKey(tenant: TwinTenant, key: string, status: number, body: ResourceObject, manager: EntityManager): Promise<void> {
+    await manager.query(
+      `UPDATE idempotency_keys SET response_status = $3, response_body = $4::jsonb, event_id = $5
+        WHERE twin_id = $1 AND key = $2`,
+      [tenant.twin.id, key, status, JSON.stringify(body), body.id],
+    );
+  }
+
+  async findIdempotencyKey(tenant: TwinTenant, key: string, manager: EntityManager): Promise<IdempotencyRecord | undefined> {
+    const rows: IdempotencyRecord[] = await manager.query(
+      `SELECT request_hash, response_status, response_body FROM idempotency_keys
+        WHERE twin_id = $1 AND key = $2 AND organization_id = $3`,
+      [tenant.twin.id, key, tenant.organization.id],
+    );
+    return rows[0];
+  }
+
+  /** Deletes keys past the retention, a bounded batch at a time (not tenant data: housekeeping). */
+  async purgeIdempotencyKeys(retentionHours: number, batch = 5000): Promise<number> {
+    const rows: unknown[] = await this.dataSource.query(
+      `DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(
+         SELECT ctid FROM idempotency_keys WHERE created < now() - make_interval(hours => $1) LIMIT $2))
+       RETURNING 1`,
+      [retentionHours, batch],
+    );
+    return rows.length;
+  }
+}
+
+function timelineWhere(tenant: TwinTenant, filter: TimelineFilter): { where: string; values: unknown[] } {
+  const values: unknown[] = [tenant.twin.id, tenant.organization.id];
+  const clauses = ['e.twin_id = $1', 'e.organization_id = $2'];
+  const add = (sql: (n: string) => string, value: unknown) => {
+    values.push(value);
+    clauses.push(sql(`$${values.length}`));
+  };
+  if (filter.name !== undefined) add((n) => `e.name = ${n}`, filter.name);
+  if (filter.category !== undefined) add((n) => `e.category = ${n}`, filter.category);
+  if (filter.since !== undefined) add((n) => `e."timestamp" >= ${n}::timestamptz`, filter.since);
+  if (filter.until !== undefined) add((n) => `e."timestamp" < ${n}::timestamptz`, filter.until);
+  return { where: clauses.join(' AND '), values };
+}

@@ -1,0 +1,146 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { TwinTenant } from '../common/auth/tenant.js';
+import { conflict, invalidDocument, invalidHeader, notFound, unprocessable } from '../common/json-api/api-error.js';
+import { assertPageExists, Page, readPageRequest } from '../common/json-api/pagination.js';
+import { isUuid, params, readQuery } from '../common/json-api/query.js';
+import type { ResourceDocument } from '../common/json-api/resource-body.js';
+import type { ResourceObject } from '../common/json-api/resource.js';
+import type { CreateEventAttributes, UpdateEventAttributes } from './dto/event.dto.js';
+import { MAX_EVENT_DATA_BYTES, requestHash, serializedSize, splitDataPatch } from './event-data.js';
+import { EventBus, type EventChange } from './event-bus.js';
+import { eventResource } from './event.resource.js';
+import { EventStreams } from './event-streams.js';
+import { EventsRepository, type TimelineFilter } from './events.repository.js';
+import { uuidv7 } from './uuidv7.js';
+
+/** Idempotency keys are honoured for at least this long. */
+export const IDEMPOTENCY_RETENTION_HOURS = 24;
+const PURGE_INTERVAL_MS = 10 * 60 * 1000;
+
+export interface CreatedEvent {
+  resource: ResourceObject;
+  /** True when an earlier request with the same Idempotency-Key already created it. */
+  replayed: boolean;
+}
+
+@Injectable()
+export class EventsService {
+  private readonly logger = new Logger('EventsService');
+  private lastPurge = 0;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly events: EventsRepository,
+    private readonly bus: EventBus,
+    private readonly streams: EventStreams,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * Stores a new event; answers only after its commit. With an idempotency key, the key is claimed
+   * (INSERT … ON CONFLICT on its unique key) in the same transaction as the event: a concurrent retry
+   * waits for that transaction and then finds the key taken, so one key never makes two events.
+   */
+  async create(tenant: TwinTenant, attributes: CreateEventAttributes, idempotencyKey: string | undefined): Promise<CreatedEvent> {
+    const event = { id: uuidv7(), name: attributes.name, category: attributes.category, data: attributes.data };
+    if (idempotencyKey === undefined) {
+      const row = await this.events.insert(tenant, event, this.bus.channel);
+      const resource = eventResource(row);
+      this.bus.committed({ op: 'created', twinId: tenant.twin.id, id: row.id, resource });
+      return { resource, replayed: false };
+    }
+    const hash = requestHash(attributes);
+    const outcome = await this.dataSource.transaction(async (manager) => {
+      const owned = await this.events.claimIdempotencyKey(tenant, idempotencyKey, hash, IDEMPOTENCY_RETENTION_HOURS, manager);
+      if (!owned) {
+        const earlier = await this.events.findIdempotencyKey(tenant, idempotencyKey, manager);
+        if (!earlier || earlier.response_body === null) throw conflict('A request with this Idempotency-Key is still in progress.', { header: 'Idempotency-Key' });
+        if (earlier.request_hash !== hash) {
+          throw unprocessable('This Idempotency-Key was used with a different request body.', { header: 'Idempotency-Key' }, 'idempotency_key_reused');
+        }
+        return { resource: earlier.response_body, replayed: true };
+      }
+      const row = await this.events.insert(tenant, event, this.bus.channel, manager);
+      const resource = eventResource(row);
+      await this.events.completeIdempotencyKey(tenant, idempotencyKey, 201, resource, manager);
+      return { resource, replayed: false };
+    });
+    if (!outcome.replayed) this.bus.committed({ op: 'created', twinId: tenant.twin.id, id: outcome.resource.id, resource: outcome.resource });
+    this.purgeKeysNowAndThen();
+    return outcome;
+  }
+
+  async get(tenant: TwinTenant, id: string): Promise<ResourceObject> {
+    const row = await this.events.find(tenant, id);
+    if (!row) throw notFound('No such event on the timeline of this twin.');
+    return eventResource(row);
+  }
+
+  async list(tenant: TwinTenant, query: Record<string, unknown>): Promise<Page<ResourceObject[]>> {
+    const filter: TimelineFilter = readQuery<TimelineFilter>(
+      query,
+      { name: params.text, category: params.text, since: params.timestamp, until: params.timestamp },
+      { paginated: true },
+    );
+    const page = readPageRequest(query, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
+    const count = await this.events.countTimeline(tenant, filter);
+    assertPageExists(page, count);
+    const rows = count === 0 ? [] : await this.events.pageTimeline(tenant, filter, page);
+    return new Page(rows.map(eventResource), page, count);
+  }
+
+  /** Merges the patch in one statement; a result over the data limit rolls back with a 400. */
+  async update(tenant: TwinTenant, id: string, document: ResourceDocument<UpdateEventAttributes>): Promise<ResourceObject> {
+    assertSameId(document.id, id);
+    const { name, category, data } = document.attributes;
+    const { set, remove } = splitDataPatch(data ?? {});
+    const row = await this.dataSource.transaction(async (manager) => {
+      const updated = await this.events.update(tenant, id, { name, category, set, remove }, this.bus.channel, manager);
+      if (!updated) throw notFound('No such event on the timeline of this twin.');
+      if (serializedSize(updated.data) > MAX_EVENT_DATA_BYTES) {
+        throw invalidDocument(`The merged data would exceed ${MAX_EVENT_DATA_BYTES} bytes serialised.`, '/data/attributes/data');
+      }
+      return updated;
+    });
+    const resource = eventResource(row);
+    this.bus.committed({ op: 'updated', twinId: tenant.twin.id, id, resource });
+    return resource;
+  }
+
+  async delete(tenant: TwinTenant, id: string, document: ResourceDocument<unknown> | undefined): Promise<void> {
+    if (document) assertSameId(document.id, id);
+    const deleted = await this.events.delete(tenant, id, this.bus.channel);
+    if (!deleted) throw notFound('No such event on the timeline of this twin.');
+    const change: EventChange = { op: 'deleted', twinId: tenant.twin.id, id };
+    this.bus.committed(change);
+  }
+
+  /** `GET /events/stream`: validates, then hands the reply over to the stream registry. */
+  async stream(tenant: TwinTenant, query: Record<string, unknown>, lastEventId: string | string[] | undefined, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    readQuery(query, {});
+    let resumeAfter: string | undefined;
+    if (lastEventId !== undefined && lastEventId !== '') {
+      if (typeof lastEventId !== 'string' || !isUuid(lastEventId.trim())) throw invalidHeader('Last-Event-ID', 'Last-Event-ID must be an event id.');
+      resumeAfter = lastEventId.trim().toLowerCase();
+    }
+    await this.streams.open(tenant, resumeAfter, request, reply);
+  }
+
+  /** Keys past the retention are deleted at most every ten minutes per instance, off the request path. */
+  private purgeKeysNowAndThen(): void {
+    const now = Date.now();
+    if (now - this.lastPurge < PURGE_INTERVAL_MS) return;
+    this.lastPurge = now;
+    this.events.purgeIdempotencyKeys(IDEMPOTENCY_RETENTION_HOURS).catch((error: Error) => this.logger.warn(`purging idempotency keys failed: ${error.message}`));
+  }
+}
+
+/** JSON:API: a document `id` that differs from the URL's is a 409 Conflict. */
+function assertSameId(documentId: string | undefined, pathId: string): void {
+  if (documentId !== undefined && documentId.toLowerCase() !== pathId) {
+    throw conflict(`"id" must be the id of the URL (${pathId}).`, { pointer: '/data/id' }, 'id_mismatch');
+  }
+}
