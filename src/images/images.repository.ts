@@ -1,0 +1,73 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import type { Tenant } from '../common/auth/tenant.js';
+
+export interface ImageRow {
+  id: string;
+  organization_id: string;
+  content_type: string;
+  size: number;
+  width: number;
+  height: number;
+  sha256: string;
+  created: string;
+}
+
+export interface NewImage {
+  contentType: string;
+  size: number;
+  width: number;
+  height: number;
+  sha256: string;
+}
+
+const COLUMNS = 'i.id, i.organization_id, i.content_type, i.size, i.width, i.height, i.sha256, i.created';
+
+/**
+ * Who may read an image (decisions section 3): its own organization, anyone authenticated when a
+ * public quest uses it as summary image (it is on everyone's discovery feed), and an organization
+ * one of whose quests uses it (a copy made by embarking keeps the original's image). `$1` is the
+ * caller's organization.
+ */
+const READABLE = `(i.organization_id = $1 OR EXISTS (
+    SELECT 1 FROM quests q WHERE q.summary_image_id = i.id AND (q.public OR q.organization_id = $1)))`;
+
+/** SQL for images: metadata, visibility, and the bytes column used by DatabaseImageStore. */
+@Injectable()
+export class ImagesRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async insert(tenant: Tenant, image: NewImage, manager: EntityManager = this.dataSource.manager): Promise<ImageRow> {
+    const rows: ImageRow[] = await manager.query(
+      `INSERT INTO images AS i (organization_id, content_type, size, width, height, sha256)
+       VALUES ($1, $2, $3, $4, $5, $6)
+       RETURNING ${COLUMNS}`,
+      [tenant.organization.id, image.contentType, image.size, image.width, image.height, image.sha256],
+    );
+    return rows[0];
+  }
+
+  /** An image the tenant may read, or undefined. */
+  async findReadable(tenant: Tenant, id: string): Promise<ImageRow | undefined> {
+    const rows: ImageRow[] = await this.dataSource.query(`SELECT ${COLUMNS} FROM images i WHERE i.id = $2 AND ${READABLE}`, [
+      tenant.organization.id,
+      id,
+    ]);
+    return rows[0];
+  }
+
+  /** Whether the image belongs to the tenant's organization (only those can become a summary image). */
+  async ownedBy(tenant: Tenant, id: string, manager: EntityManager = this.dataSource.manager): Promise<boolean> {
+    const rows: unknown[] = await manager.query(`SELECT 1 FROM images WHERE id = $2 AND organization_id = $1`, [tenant.organization.id, id]);
+    return rows.length > 0;
+  }
+
+  async writeBytes(id: string, bytes: Buffer, manager: EntityManager = this.dataSource.manager): Promise<void> {
+    await manager.query(`UPDATE images SET bytes = $2 WHERE id = $1`, [id, bytes]);
+  }
+
+  async readBytes(id: string): Promise<Buffer | undefined> {
+    const rows: { bytes: Buffer | null }[] = await this.dataSource.query(`SELECT bytes FROM images WHERE id = $1`, [id]);
+    return rows[0]?.bytes ?? undefined;
+  }
+}

@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { ApiError, notFound } from '../common/json-api/api-error.js';
+import type { ResourceObject } from '../common/json-api/resource.js';
+import type { Tenant } from '../common/auth/tenant.js';
+import { ifNoneMatchHits } from './http-cache.js';
+import { ImageFormatError, isImageContentType, readImageDimensions, sniffImageType } from './image-format.js';
+import type { ImageUrl } from './image-links.js';
+import { imageResource } from './image.resource.js';
+import { ImageStore } from './image-store.js';
+import { ImagesRepository } from './images.repository.js';
+
+/** What the content route sends: the bytes, or nothing when the client's copy is current. */
+export interface ImageContent {
+  contentType: string;
+  etag: string;
+  bytes: Buffer | undefined;
+  notModified: boolean;
+}
+
+/** Bytes that are not an image of the declared format: a bad request document (decisions section 5). */
+const invalidImage = (detail: string) => new ApiError(400, 'invalid_image', 'Invalid image', detail);
+
+/**
+ * Image upload and reading. Uploads are checked for real: the magic bytes must be the declared
+ * format and the header must give a width and height. Bytes go through ImageStore.
+ */
+@Injectable()
+export class ImagesService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly images: ImagesRepository,
+    private readonly store: ImageStore,
+  ) {}
+
+  async upload(tenant: Tenant, declaredType: string | undefined, body: unknown, url: ImageUrl): Promise<ResourceObject> {
+    const type = (declaredType ?? '').split(';')[0].trim().toLowerCase();
+    if (!isImageContentType(type) || !Buffer.isBuffer(body)) {
+      throw new ApiError(415, 'unsupported_media_type', 'Unsupported media type', 'Send the image bytes with Content-Type image/png, image/jpeg, image/webp or image/gif.', {
+        header: 'Content-Type',
+      });
+    }
+    if (body.length === 0) throw invalidImage('The request body is empty.');
+    const actual = sniffImageType(body);
+    if (actual !== type) {
+      throw invalidImage(actual ? `The bytes are ${actual}, not the declared ${type}.` : `The bytes are not a ${type} image.`);
+    }
+    let dimensions;
+    try {
+      dimensions = readImageDimensions(type, body);
+    } catch (error) {
+      if (error instanceof ImageFormatError) throw invalidImage(error.message);
+      throw error;
+    }
+    const sha256 = createHash('sha256').update(body).digest('hex');
+    const row = await this.dataSource.transaction(async (manager) => {
+      const inserted = await this.images.insert(tenant, { contentType: type, size: body.length, ...dimensions, sha256 }, manager);
+      await this.store.put(inserted.id, body, manager);
+      return inserted;
+    });
+    return imageResource(row, url);
+  }
+
+  async get(tenant: Tenant, id: string, url: ImageUrl): Promise<ResourceObject> {
+    const row = await this.images.findReadable(tenant, id);
+    if (!row) throw notFound('No such image.');
+    return imageResource(row, url);
+  }
+
+  async content(tenant: Tenant, id: string, ifNoneMatch: string | string[] | undefined): Promise<ImageContent> {
+    const row = await this.images.findReadable(tenant, id);
+    if (!row) throw notFound('No such image.');
+    const etag = `"${row.sha256}"`;
+    if (ifNoneMatchHits(ifNoneMatch, etag)) return { contentType: row.content_type, etag, bytes: undefined, notModified: true };
+    const bytes = await this.store.get(id);
+    if (!bytes) throw new Error(`image ${id} has metadata but no stored bytes`);
+    return { contentType: row.content_type, etag, bytes, notModified: false };
+  }
+}

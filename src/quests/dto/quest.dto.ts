@@ -1,0 +1,103 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsBoolean, IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Max, MaxLength, Min, ValidateBy, ValidateIf } from 'class-validator';
+import { canonicalPrice, MAX_PRICE } from '../money.js';
+
+const MAX_SUMMARY = 2000;
+const MAX_DESCRIPTION = 100_000;
+
+/** `price`: a JSON number or a decimal string, ≥ 0, at most 2 decimals. */
+const IsPrice = () =>
+  ValidateBy({
+    name: 'isPrice',
+    validator: {
+      validate: (value: unknown) => canonicalPrice(value) !== undefined,
+      defaultMessage: () => `price must be a number or decimal string from 0 to ${MAX_PRICE} with at most 2 decimals`,
+    },
+  });
+
+export class CreateQuestAttributes {
+  @ApiProperty({ example: 'Old town coffee trail', minLength: 1, maxLength: 255 })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(255)
+  name: string;
+
+  @ApiPropertyOptional({ example: 'Five roasters in one morning.', maxLength: MAX_SUMMARY })
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_SUMMARY)
+  summary?: string;
+
+  @ApiPropertyOptional({ example: 'Start at the market hall, then follow the river…', maxLength: MAX_DESCRIPTION })
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_DESCRIPTION)
+  description?: string;
+
+  @ApiPropertyOptional({ name: 'summary-image', example: '0b6f0d3e-3c1b-4c69-9d55-5a0a4f1f7b21', description: 'An image id from `POST /images/` of the caller\'s organization.' })
+  @IsOptional()
+  @IsUUID('all', { message: 'summary-image must be an image id (a UUID)' })
+  'summary-image'?: string;
+
+  @ApiPropertyOptional({ example: '4.50', description: 'Beyond the contract: the price an embarking twin pays, a number or decimal string ≥ 0 with at most 2 decimals. Default 0.' })
+  @IsOptional()
+  @IsPrice()
+  price?: number | string;
+}
+
+export class UpdateQuestAttributes {
+  @ApiPropertyOptional({ example: true })
+  @IsOptional()
+  @IsBoolean()
+  public?: boolean;
+
+  @ApiPropertyOptional({ example: 'Old town coffee trail', minLength: 1, maxLength: 255 })
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(255)
+  name?: string;
+
+  @ApiPropertyOptional({ example: 'Five roasters in one morning.', maxLength: MAX_SUMMARY })
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_SUMMARY)
+  summary?: string;
+
+  @ApiPropertyOptional({ maxLength: MAX_DESCRIPTION })
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_DESCRIPTION)
+  description?: string;
+
+  @ApiPropertyOptional({ example: '0.10' })
+  @IsOptional()
+  @IsPrice()
+  price?: number | string;
+
+  @ApiPropertyOptional({ name: 'summary-image', example: '0b6f0d3e-3c1b-4c69-9d55-5a0a4f1f7b21', nullable: true, description: 'An image id, or null to remove it.' })
+  @ValidateIf((_, value) => value !== undefined && value !== null)
+  @IsUUID('all', { message: 'summary-image must be an image id (a UUID) or null' })
+  'summary-image'?: string | null;
+}
+
+export class CreateTaskAttributes {
+  @ApiProperty({ example: 'Taste the house espresso', minLength: 1, maxLength: 255 })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(255)
+  name: string;
+
+  @ApiPropertyOptional({ example: 'Ask for the single origin.', maxLength: MAX_DESCRIPTION })
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_DESCRIPTION)
+  description?: string;
+
+  @ApiPropertyOptional({ example: 0, minimum: 0, description: 'Order within the quest; default: after the last task.' })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000)
+  position?: number;
+}

@@ -1,0 +1,320 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import type { Tenant, TwinTenant } from '../common/auth/tenant.js';
+import type { PageRequest } from '../common/json-api/pagination.js';
+import { visibleTwinSql } from '../twins/twin-visibility.js';
+
+/** A quest in the full form of contract 2.3: the quest, its creating twin, its original's twin, its task count. */
+export interface QuestRow {
+  id: string;
+  organization_id: string;
+  twin_id: string;
+  name: string;
+  summary: string;
+  description: string;
+  summary_image_id: string | null;
+  public: boolean;
+  original_id: string | null;
+  /** Exact decimal string, e.g. "0.10". */
+  price: string;
+  created: string;
+  modified: string;
+  twin_name: string;
+  twin_description: string;
+  original_twin_id: string | null;
+  original_twin_name: string | null;
+  original_twin_description: string | null;
+  task_count: number;
+}
+
+/** The columns a change needs, read under a row lock. */
+export interface LockedQuest {
+  id: string;
+  organization_id: string;
+  twin_id: string;
+  name: string;
+  price: string;
+  summary_image_id: string | null;
+  public: boolean;
+  original_id: string | null;
+  /** Created by (or, for a copy, owned by) the acting twin. */
+  mine: boolean;
+  /** The acting twin may read it: its own, or in the discovery feed. */
+  readable: boolean;
+}
+
+export interface TaskRow {
+  id: string;
+  quest_id: string;
+  name: string;
+  description: string;
+  position: number;
+  place_twin_id: string | null;
+  created: string;
+  modified: string;
+}
+
+export interface DiscoveryFilters {
+  owned_by?: string;
+  name?: string;
+  description?: string;
+}
+
+export interface MyQuestFilters extends DiscoveryFilters {
+  is_original?: boolean;
+  original?: string;
+}
+
+export interface NewQuest {
+  name: string;
+  summary: string;
+  description: string;
+  summaryImageId: string | null;
+  price: string;
+}
+
+export interface QuestChanges {
+  name?: string;
+  summary?: string;
+  description?: string;
+  public?: boolean;
+  price?: string;
+  summaryImageId?: string | null;
+}
+
+export interface NewTask {
+  name: string;
+  description: string;
+  position: number | undefined;
+  placeTwinId: string | null;
+}
+
+const FULL_SELECT = `
+  SELECT q.id, q.organization_id, q.twin_id, q.name, q.summary, q.description, q.summary_image_id, q.public,
+         q.original_id, q.price, q.created, q.modified,
+         t.name AS twin_name, t.description AS twin_description,
+         o.twin_id AS original_twin_id, ot.name AS original_twin_name, ot.description AS original_twin_description,
+         (SELECT count(*) FROM quest_tasks k WHERE k.quest_id = q.id) AS task_count`;
+
+const FULL_FROM = `
+    FROM quests q
+    JOIN twins t ON t.id = q.twin_id
+    LEFT JOIN quests o ON o.id = q.original_id
+    LEFT JOIN twins ot ON ot.id = o.twin_id`;
+
+const ORDER = `ORDER BY q.created DESC, q.id DESC`;
+
+const TASK_COLUMNS = 'k.id, k.quest_id, k.name, k.description, k.position, k.place_twin_id, k.created, k.modified';
+
+/** Collects `$n` parameters next to the SQL that uses them. */
+class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+/** Case-insensitive "contains", without LIKE wildcards to escape. */
+const contains = (column: string, placeholder: string) => `strpos(lower(${column}), lower(${placeholder})) > 0`;
+
+function textFilters(filters: DiscoveryFilters, params: Params): string[] {
+  const where: string[] = [];
+  if (filters.owned_by !== undefined) where.push(`q.twin_id = ${params.add(filters.owned_by)}`);
+  if (filters.name !== undefined) where.push(contains('q.name', params.add(filters.name)));
+  if (filters.description !== undefined) where.push(contains('q.description', params.add(filters.description)));
+  return where;
+}
+
+/** SQL for quests and their tasks. */
+@Injectable()
+export class QuestsRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** The discovery feed: public quests whose creating twin the tenant can see. */
+  private discoveryWhere(tenant: Tenant, filters: DiscoveryFilters): { where: string; params: Params } {
+    const params = new Params();
+    const organization = params.add(tenant.organization.id);
+    const where = [`q.public`, visibleTwinSql('t', organization), ...textFilters(filters, params)];
+    return { where: where.join(' AND '), params };
+  }
+
+  /** The acting twin's quests: those it created and its copies of others' (both have `twin_id` = the twin). */
+  private mineWhere(tenant: TwinTenant, filters: MyQuestFilters): { where: string; params: Params } {
+    const params = new Params();
+    const where = [`q.organization_id = ${params.add(tenant.organization.id)}`, `q.twin_id = ${params.add(tenant.twin.id)}`];
+    if (filters.is_original !== undefined) where.push(filters.is_original ? `q.original_id IS NULL` : `q.original_id IS NOT NULL`);
+    if (filters.original !== undefined) where.push(`q.original_id = ${params.add(filters.original)}`);
+    where.push(...textFilters(filters, params));
+    return { where: where.join(' AND '), params };
+  }
+
+  async countDiscovery(tenant: Tenant, filters: DiscoveryFilters): Promise<number> {
+    const { where, params } = this.discoveryWhere(tenant, filters);
+    const rows: { count: number }[] = await this.dataSource.query(
+      `SELECT count(*) AS count FROM quests q JOIN twins t ON t.id = q.twin_id WHERE ${where}`,
+      params.values,
+    );
+    return rows[0].count;
+  }
+
+  async pageDiscovery(tenant: Tenant, filters: DiscoveryFilters, page: PageRequest): Promise<QuestRow[]> {
+    const { where, params } = this.discoveryWhere(tenant, filters);
+    return this.dataSource.query(
+      `${FULL_SELECT} ${FULL_FROM} WHERE ${where} ${ORDER} LIMIT ${params.add(page.size)} OFFSET ${params.add(page.offset)}`,
+      params.values,
+    );
+  }
+
+  async countMine(tenant: TwinTenant, filters: MyQuestFilters): Promise<number> {
+    const { where, params } = this.mineWhere(tenant, filters);
+    const rows: { count: number }[] = await this.dataSource.query(`SELECT count(*) AS count FROM quests q WHERE ${where}`, params.values);
+    return rows[0].count;
+  }
+
+  async pageMine(tenant: TwinTenant, filters: MyQuestFilters, page: PageRequest): Promise<QuestRow[]> {
+    const { where, params } = this.mineWhere(tenant, filters);
+    return this.dataSource.query(
+      `${FULL_SELECT} ${FULL_FROM} WHERE ${where} ${ORDER} LIMIT ${params.add(page.size)} OFFSET ${params.add(page.offset)}`,
+      params.values,
+    );
+  }
+
+  /** One of the acting twin's quests in the full form. */
+  async findMine(tenant: TwinTenant, id: string, manager: EntityManager = this.dataSource.manager): Promise<QuestRow | undefined> {
+    const rows: QuestRow[] = await manager.query(`${FULL_SELECT} ${FULL_FROM} WHERE q.organization_id = $1 AND q.twin_id = $2 AND q.id = $3`, [
+      tenant.organization.id,
+      tenant.twin.id,
+      id,
+    ]);
+    return rows[0];
+  }
+
+  /** Whether the acting twin may read the quest: its own, or one in its discovery feed. */
+  async isReadable(tenant: TwinTenant, id: string): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(
+      `SELECT 1 FROM quests q JOIN twins t ON t.id = q.twin_id
+        WHERE q.id = $3 AND ((q.organization_id = $1 AND q.twin_id = $2) OR (q.public AND ${visibleTwinSql('t', '$1')}))`,
+      [tenant.organization.id, tenant.twin.id, id],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Reads a quest for a change and locks its row until the transaction ends. `exclusive` (PATCH, new
+   * tasks) conflicts with the shared lock an embark takes, so "started" cannot change underneath.
+   */
+  async lock(tenant: TwinTenant, id: string, mode: 'exclusive' | 'shared', manager: EntityManager): Promise<LockedQuest | undefined> {
+    const rows: LockedQuest[] = await manager.query(
+      `SELECT q.id, q.organization_id, q.twin_id, q.name, q.price, q.summary_image_id, q.public, q.original_id,
+              (q.organization_id = $1 AND q.twin_id = $2) AS mine,
+              ((q.organization_id = $1 AND q.twin_id = $2) OR (q.public AND ${visibleTwinSql('t', '$1')})) AS readable
+         FROM quests q JOIN twins t ON t.id = q.twin_id
+        WHERE q.id = $3
+          FOR ${mode === 'exclusive' ? 'UPDATE' : 'SHARE'} OF q`,
+      [tenant.organization.id, tenant.twin.id, id],
+    );
+    return rows[0];
+  }
+
+  /** A quest is started once any twin embarked on it. Run after `lock`, in the same transaction. */
+  async isStarted(id: string, manager: EntityManager): Promise<boolean> {
+    const rows: unknown[] = await manager.query(`SELECT 1 FROM quests WHERE original_id = $1 LIMIT 1`, [id]);
+    return rows.length > 0;
+  }
+
+  async insert(tenant: TwinTenant, quest: NewQuest, manager: EntityManager = this.dataSource.manager): Promise<string> {
+    const rows: { id: string }[] = await manager.query(
+      `INSERT INTO quests (organization_id, twin_id, name, summary, description, summary_image_id, price)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       RETURNING id`,
+      [tenant.organization.id, tenant.twin.id, quest.name, quest.summary, quest.description, quest.summaryImageId, quest.price],
+    );
+    return rows[0].id;
+  }
+
+  async update(tenant: TwinTenant, id: string, changes: QuestChanges, manager: EntityManager): Promise<void> {
+    const params = new Params();
+    const sets: string[] = [];
+    const set = (column: string, value: unknown) => value !== undefined && sets.push(`${column} = ${params.add(value)}`);
+    set('name', changes.name);
+    set('summary', changes.summary);
+    set('description', changes.description);
+    set('public', changes.public);
+    set('price', changes.price);
+    set('summary_image_id', changes.summaryImageId);
+    if (sets.length === 0) return;
+    await manager.query(
+      `UPDATE quests SET ${sets.join(', ')}, modified = now()
+        WHERE id = ${params.add(id)} AND organization_id = ${params.add(tenant.organization.id)} AND twin_id = ${params.add(tenant.twin.id)}`,
+      params.values,
+    );
+  }
+
+  /**
+   * The acting twin's copy of a quest, with the original's tasks. A second copy by the same twin
+   * violates `quests_embark_unique` (SQLSTATE 23505), also when two embarks race.
+   */
+  async insertCopy(tenant: TwinTenant, originalId: string, manager: EntityManager): Promise<string> {
+    const rows: { id: string }[] = await manager.query(
+      `INSERT INTO quests (organization_id, twin_id, name, summary, description, summary_image_id, public, original_id, price)
+       SELECT $1, $2, o.name, o.summary, o.description, o.summary_image_id, false, o.id, o.price
+         FROM quests o WHERE o.id = $3
+       RETURNING id`,
+      [tenant.organization.id, tenant.twin.id, originalId],
+    );
+    const copyId = rows[0].id;
+    await manager.query(
+      `INSERT INTO quest_tasks (quest_id, name, description, position, place_twin_id)
+       SELECT $1, k.name, k.description, k.position, k.place_twin_id FROM quest_tasks k WHERE k.quest_id = $2`,
+      [copyId, originalId],
+    );
+    // The copied tasks name the same places: keep twins.tasks_supplied equal to the tasks naming each.
+    await manager.query(
+      `UPDATE twins t SET tasks_supplied = t.tasks_supplied + c.n
+         FROM (SELECT place_twin_id, count(*)::int AS n FROM quest_tasks WHERE quest_id = $1 AND place_twin_id IS NOT NULL GROUP BY place_twin_id) c
+        WHERE t.id = c.place_twin_id`,
+      [copyId],
+    );
+    return copyId;
+  }
+
+  async countTasks(questId: string): Promise<number> {
+    const rows: { count: number }[] = await this.dataSource.query(`SELECT count(*) AS count FROM quest_tasks WHERE quest_id = $1`, [questId]);
+    return rows[0].count;
+  }
+
+  async pageTasks(questId: string, page: PageRequest): Promise<TaskRow[]> {
+    return this.dataSource.query(
+      `SELECT ${TASK_COLUMNS} FROM quest_tasks k WHERE k.quest_id = $1 ORDER BY k.position, k.created, k.id LIMIT $2 OFFSET $3`,
+      [questId, page.size, page.offset],
+    );
+  }
+
+  /** Whether the tenant can see the twin (the twin visibility rule): a task's place must be one. */
+  async twinVisible(tenant: Tenant, twinId: string, manager: EntityManager): Promise<boolean> {
+    const rows: unknown[] = await manager.query(`SELECT 1 FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')}`, [
+      tenant.organization.id,
+      twinId,
+    ]);
+    return rows.length > 0;
+  }
+
+  /**
+   * Adds a task (after the last one unless a position is given), counts it in the place twin's
+   * `tasks_supplied` and touches the quest's `modified`, all in the caller's transaction.
+   */
+  async insertTask(questId: string, task: NewTask, manager: EntityManager): Promise<TaskRow> {
+    const rows: TaskRow[] = await manager.query(
+      `INSERT INTO quest_tasks AS k (quest_id, name, description, position, place_twin_id)
+       VALUES ($1, $2, $3, coalesce($4::int, (SELECT coalesce(max(position) + 1, 0) FROM quest_tasks WHERE quest_id = $1)), $5)
+       RETURNING ${TASK_COLUMNS}`,
+      [questId, task.name, task.description, task.position ?? null, task.placeTwinId],
+    );
+    if (task.placeTwinId) {
+      await manager.query(`UPDATE twins SET tasks_supplied = tasks_supplied + 1 WHERE id = $1`, [task.placeTwinId]);
+    }
+    await manager.query(`UPDATE quests SET modified = now() WHERE id = $1`, [questId]);
+    return rows[0];
+  }
+}

@@ -1,0 +1,205 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import type { TwinTenant } from '../common/auth/tenant.js';
+import { conflict, forbidden, invalidDocument, notFound } from '../common/json-api/api-error.js';
+import { assertPageExists, Page, readPageRequest } from '../common/json-api/pagination.js';
+import { params, readQuery } from '../common/json-api/query.js';
+import { readToOne, type ResourceDocument } from '../common/json-api/resource-body.js';
+import type { ResourceObject } from '../common/json-api/resource.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { ImageUrl } from '../images/image-links.js';
+import { ImagesRepository } from '../images/images.repository.js';
+import { RevenueRepository } from '../revenue/revenue.repository.js';
+import type { CreateQuestAttributes, CreateTaskAttributes, UpdateQuestAttributes } from './dto/quest.dto.js';
+import { canonicalPrice } from './money.js';
+import { createdQuestResource, questResource, taskResource } from './quest.resource.js';
+import { type DiscoveryFilters, type LockedQuest, type MyQuestFilters, type QuestChanges, QuestsRepository } from './quests.repository.js';
+
+const DISCOVERY_FILTERS = { owned_by: params.uuid, name: params.text, description: params.text };
+const MY_FILTERS = { ...DISCOVERY_FILTERS, is_original: params.boolean, original: params.uuid };
+
+const SUMMARY_IMAGE = '/data/attributes/summary-image';
+
+/** SQLSTATE 23505 on the given constraint, however TypeORM wrapped the driver error. */
+function isUniqueViolation(error: unknown, constraint: string): boolean {
+  const candidate = error as { code?: unknown; constraint?: unknown; driverError?: { code?: unknown; constraint?: unknown } } | null;
+  const driver = candidate?.driverError ?? candidate;
+  return driver?.code === '23505' && driver?.constraint === constraint;
+}
+
+/**
+ * Quests, tasks and embarking (decisions section 3). Rules this service owns:
+ * - only the creating twin changes a quest or adds tasks (another twin that can read the quest: 403;
+ *   one that cannot: 404);
+ * - once any twin embarked, the quest is started: changing `name`, `price`, `summary-image` or its
+ *   tasks is a 409 (`quest_started`);
+ * - an embark (copy + copied tasks + revenue entry) is one transaction; a second one by the same twin
+ *   hits the unique constraint and is a 409 (`already_embarked`).
+ */
+@Injectable()
+export class QuestsService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly quests: QuestsRepository,
+    private readonly images: ImagesRepository,
+    private readonly revenue: RevenueRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  private pageRequest(query: Record<string, unknown>) {
+    return readPageRequest(query, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
+  }
+
+  async discover(tenant: TwinTenant, query: Record<string, unknown>, url: ImageUrl): Promise<Page<ResourceObject[]>> {
+    const filters: DiscoveryFilters = readQuery(query, DISCOVERY_FILTERS, { paginated: true });
+    const page = this.pageRequest(query);
+    const count = await this.quests.countDiscovery(tenant, filters);
+    assertPageExists(page, count);
+    const rows = count === 0 ? [] : await this.quests.pageDiscovery(tenant, filters, page);
+    return new Page(
+      rows.map((row) => questResource(row, url)),
+      page,
+      count,
+    );
+  }
+
+  async listMine(tenant: TwinTenant, query: Record<string, unknown>, url: ImageUrl): Promise<Page<ResourceObject[]>> {
+    const filters: MyQuestFilters = readQuery(query, MY_FILTERS, { paginated: true });
+    const page = this.pageRequest(query);
+    const count = await this.quests.countMine(tenant, filters);
+    assertPageExists(page, count);
+    const rows = count === 0 ? [] : await this.quests.pageMine(tenant, filters, page);
+    return new Page(
+      rows.map((row) => questResource(row, url)),
+      page,
+      count,
+    );
+  }
+
+  async getMine(tenant: TwinTenant, id: string, url: ImageUrl): Promise<ResourceObject> {
+    const row = await this.quests.findMine(tenant, id);
+    if (!row) throw notFound('No such quest among the acting twin\'s quests.');
+    return questResource(row, url);
+  }
+
+  async create(tenant: TwinTenant, document: ResourceDocument<CreateQuestAttributes>): Promise<ResourceObject> {
+    const attributes = document.attributes;
+    const summaryImageId = attributes['summary-image']?.toLowerCase() ?? null;
+    const row = await this.dataSource.transaction(async (manager) => {
+      if (summaryImageId) await this.assertOwnImage(tenant, summaryImageId, manager);
+      const id = await this.quests.insert(
+        tenant,
+        {
+          name: attributes.name,
+          summary: attributes.summary ?? '',
+          description: attributes.description ?? '',
+          summaryImageId,
+          price: attributes.price === undefined ? '0.00' : canonicalPrice(attributes.price)!,
+        },
+        manager,
+      );
+      return this.quests.findMine(tenant, id, manager);
+    });
+    return createdQuestResource(row!);
+  }
+
+  async update(tenant: TwinTenant, id: string, document: ResourceDocument<UpdateQuestAttributes>, url: ImageUrl): Promise<ResourceObject> {
+    if (document.id?.toLowerCase() !== id) throw conflict('"id" must be the id in the path.', { pointer: '/data/id' }, 'id_mismatch');
+    const attributes = document.attributes;
+    const changes: QuestChanges = {
+      name: attributes.name,
+      summary: attributes.summary,
+      description: attributes.description,
+      public: attributes.public,
+      price: attributes.price === undefined ? undefined : canonicalPrice(attributes.price)!,
+      summaryImageId: document.present.has('summary-image') ? (attributes['summary-image']?.toLowerCase() ?? null) : undefined,
+    };
+    const row = await this.dataSource.transaction(async (manager) => {
+      const quest = await this.lockForChange(tenant, id, manager);
+      const frozen = this.frozenChanges(quest, changes);
+      if (frozen.length > 0 && (await this.quests.isStarted(id, manager))) {
+        throw conflict(
+          `The quest has started (a twin embarked on it): ${frozen.join(', ')} can no longer change.`,
+          { pointer: `/data/attributes/${frozen[0]}` },
+          'quest_started',
+        );
+      }
+      if (changes.summaryImageId) await this.assertOwnImage(tenant, changes.summaryImageId, manager);
+      await this.quests.update(tenant, id, changes, manager);
+      return this.quests.findMine(tenant, id, manager);
+    });
+    return questResource(row!, url);
+  }
+
+  /** Attribute names whose change a started quest refuses, among those this PATCH really changes. */
+  private frozenChanges(quest: LockedQuest, changes: QuestChanges): string[] {
+    const frozen: string[] = [];
+    if (changes.name !== undefined && changes.name !== quest.name) frozen.push('name');
+    if (changes.price !== undefined && changes.price !== quest.price) frozen.push('price');
+    if (changes.summaryImageId !== undefined && changes.summaryImageId !== quest.summary_image_id) frozen.push('summary-image');
+    return frozen;
+  }
+
+  async embark(tenant: TwinTenant, id: string, url: ImageUrl): Promise<ResourceObject> {
+    try {
+      const row = await this.dataSource.transaction(async (manager) => {
+        const quest = await this.quests.lock(tenant, id, 'shared', manager);
+        if (!quest || !quest.readable) throw notFound('No such quest in the discovery feed.');
+        if (quest.mine) throw conflict('A twin cannot embark on its own quest (or on its own copy).', undefined, 'own_quest');
+        if (quest.original_id) throw conflict('This quest is a copy; embark on its original.', undefined, 'not_an_original');
+        const copyId = await this.quests.insertCopy(tenant, quest.id, manager);
+        await this.revenue.insert({ questId: quest.id, twinId: quest.twin_id, embarkingTwinId: tenant.twin.id, copyId, amount: quest.price }, manager);
+        return this.quests.findMine(tenant, copyId, manager);
+      });
+      return questResource(row!, url);
+    } catch (error) {
+      if (isUniqueViolation(error, 'quests_embark_unique')) {
+        throw conflict('The acting twin has already embarked on this quest.', undefined, 'already_embarked');
+      }
+      throw error;
+    }
+  }
+
+  async listTasks(tenant: TwinTenant, questId: string, query: Record<string, unknown>): Promise<Page<ResourceObject[]>> {
+    readQuery(query, {}, { paginated: true });
+    const page = this.pageRequest(query);
+    if (!(await this.quests.isReadable(tenant, questId))) throw notFound('No such quest.');
+    const count = await this.quests.countTasks(questId);
+    assertPageExists(page, count);
+    const rows = count === 0 ? [] : await this.quests.pageTasks(questId, page);
+    return new Page(rows.map(taskResource), page, count);
+  }
+
+  async createTask(tenant: TwinTenant, questId: string, document: ResourceDocument<CreateTaskAttributes>): Promise<ResourceObject> {
+    const placeId = readToOne(document, 'place', 'twins') ?? null;
+    const row = await this.dataSource.transaction(async (manager) => {
+      await this.lockForChange(tenant, questId, manager);
+      if (await this.quests.isStarted(questId, manager)) {
+        throw conflict('The quest has started (a twin embarked on it): its tasks can no longer change.', undefined, 'quest_started');
+      }
+      if (placeId && !(await this.quests.twinVisible(tenant, placeId, manager))) {
+        throw invalidDocument('No such twin visible to the caller.', '/data/relationships/place/data/id');
+      }
+      return this.quests.insertTask(
+        questId,
+        { name: document.attributes.name, description: document.attributes.description ?? '', position: document.attributes.position, placeTwinId: placeId },
+        manager,
+      );
+    });
+    return taskResource(row);
+  }
+
+  /** Locks a quest the acting twin created: 404 when it cannot read it, 403 when it is someone else's. */
+  private async lockForChange(tenant: TwinTenant, id: string, manager: EntityManager): Promise<LockedQuest> {
+    const quest = await this.quests.lock(tenant, id, 'exclusive', manager);
+    if (!quest || !quest.readable) throw notFound('No such quest.');
+    if (!quest.mine) throw forbidden('Only the twin that created the quest may change it.');
+    return quest;
+  }
+
+  private async assertOwnImage(tenant: TwinTenant, imageId: string, manager: EntityManager): Promise<void> {
+    if (!(await this.images.ownedBy(tenant, imageId, manager))) {
+      throw invalidDocument('No such image in the caller\'s organization; upload it with POST /images/ first.', SUMMARY_IMAGE);
+    }
+  }
+}
