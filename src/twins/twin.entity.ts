@@ -6,6 +6,14 @@ import { OrganizationEntity } from '../organizations/organization.entity.js';
 /** The twins table (decisions section 2). Reads go through TwinsRepository's SQL, not entity loading. */
 @Entity('twins')
 @Index('twins_organization_idx', ['organizationId', 'created', 'id'])
+@Index('twins_created_idx', ['created', 'id'])
+// Partial, GIN and expression indexes of migration 1763760000000-Twins, which TypeORM cannot describe:
+// declared so the schema check leaves them alone.
+@Index('twins_public_created_idx', { synchronize: false })
+@Index('twins_supplier_created_idx', { synchronize: false })
+@Index('twins_owner_created_idx', { synchronize: false })
+@Index('twins_characteristics_gin', { synchronize: false })
+@Index('twins_location_geography_gist', { synchronize: false })
 export class TwinEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;

@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
+import { TwinsController } from './twins.controller.js';
 import { TwinsRepository } from './twins.repository.js';
+import { TwinsService } from './twins.service.js';
 
-@Module({ providers: [TwinsRepository], exports: [TwinsRepository] })
+@Module({ controllers: [TwinsController], providers: [TwinsRepository, TwinsService], exports: [TwinsRepository] })
 export class TwinsModule {}

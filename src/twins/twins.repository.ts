@@ -1,5 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import type { Tenant } from '../common/auth/tenant.js';
+import type { PageRequest } from '../common/json-api/pagination.js';
+import type { GeoPoint } from '../database/geometry.js';
+import type { TwinFilters } from './twin-filters.js';
+import { visibleTwinSql } from './twin-visibility.js';
 
 export interface NewTwin {
   organizationId: string;
@@ -9,11 +14,120 @@ export interface NewTwin {
   personal?: boolean;
 }
 
-/** SQL for twins. */
+/** A twin as read from the database (snake_case; `location` already GeoJSON). */
+export interface TwinRow {
+  id: string;
+  organization_id: string;
+  created: string;
+  modified: string;
+  name: string;
+  description: string;
+  personal: boolean;
+  public: boolean;
+  location: GeoPoint | null;
+  personality_id: string;
+  characteristics: string[];
+  services: string[];
+  connections: string[];
+  meta_data: Record<string, unknown>;
+  place_id: string | null;
+  provider: string;
+  opening_hours: Record<string, unknown>;
+  phone_number: string;
+  address: string;
+  city: string;
+  state: string;
+  website: string;
+  provider_info: Record<string, unknown>;
+  tags: string[];
+  tasks_supplied: number;
+}
+
+/** Writable columns of a twin (create and modify); keys are column names. */
+export interface TwinChanges {
+  name?: string;
+  description?: string;
+  personal?: boolean;
+  public?: boolean;
+  location?: GeoPoint | null;
+  characteristics?: string[];
+  services?: string[];
+  connections?: string[];
+  tags?: string[];
+  meta_data?: Record<string, unknown>;
+  opening_hours?: Record<string, unknown>;
+  phone_number?: string;
+  address?: string;
+  city?: string;
+  state?: string;
+  website?: string;
+}
+
+/** The parameter cast of each writable column (location is written as a point expression). */
+const WRITABLE: Record<Exclude<keyof TwinChanges, 'location'>, string> = {
+  name: '::varchar',
+  description: '::text',
+  personal: '::boolean',
+  public: '::boolean',
+  characteristics: '::text[]',
+  services: '::text[]',
+  connections: '::uuid[]',
+  tags: '::text[]',
+  meta_data: '::jsonb',
+  opening_hours: '::jsonb',
+  phone_number: '::varchar',
+  address: '::varchar',
+  city: '::varchar',
+  state: '::varchar',
+  website: '::varchar',
+};
+
+/**
+ * Filters after the service resolved what they refer to: `personality` becomes the reference twin's
+ * characteristics, `is_connection` needs the acting twin.
+ */
+export interface TwinQuery extends Omit<TwinFilters, 'personality'> {
+  personality?: { id: string; characteristics: string[] };
+  /** The `X-Twin` twin whose `connections` `is_connection` refers to. */
+  actingTwinId?: string;
+  /** Only the caller's organization (`/my/twins/`). */
+  own?: boolean;
+  /** The geo listing: only twins with a location. */
+  located?: boolean;
+}
+
+const COLUMNS = `t.id, t.organization_id, t.created, t.modified, t.name, t.description, t.personal, t.public,
+  ST_AsGeoJSON(t.location)::json AS location, t.personality_id, t.characteristics, t.services, t.connections,
+  t.meta_data, t.place_id, t.provider, t.opening_hours, t.phone_number, t.address, t.city, t.state, t.website,
+  t.provider_info, t.tags, t.tasks_supplied`;
+
+/** Collects `$n` parameters while a statement is written. */
+class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown, cast = ''): string {
+    this.values.push(value);
+    return `$${this.values.length}${cast}`;
+  }
+}
+
+interface Compiled {
+  where: string;
+  orderBy: string;
+  params: Params;
+}
+
+const geographyPoint = (p: Params, lon: number, lat: number) =>
+  `ST_SetSRID(ST_MakePoint(${p.add(lon, '::float8')}, ${p.add(lat, '::float8')}), 4326)::geography`;
+
+/**
+ * SQL for twins. Every read is limited by the visibility rule (or the caller's organization) in its
+ * WHERE clause, so a twin the caller cannot see is never returned.
+ */
 @Injectable()
 export class TwinsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
+  /** A bare twin owned by an account (bootstrap, admin tooling). */
   async insertOwned(manager: EntityManager = this.dataSource.manager, twin: NewTwin): Promise<{ id: string }> {
     const rows: { id: string }[] = await manager.query(
       `INSERT INTO twins (organization_id, owner_account_id, name, description, personal)
@@ -21,5 +135,167 @@ export class TwinsRepository {
       [twin.organizationId, twin.ownerAccountId, twin.name, twin.description ?? '', twin.personal ?? false],
     );
     return rows[0];
+  }
+
+  /**
+   * WHERE and ORDER BY of a list. Order is deterministic (`created, id` last) and, without
+   * `personality`/`ordering`, follows twins_created_idx / twins_organization_idx.
+   */
+  private compile(tenant: Tenant, query: TwinQuery): Compiled {
+    const p = new Params();
+    const organization = p.add(tenant.organization.id, '::uuid');
+    const conditions = [query.own ? `t.organization_id = ${organization}` : visibleTwinSql('t', organization)];
+    const order: string[] = [];
+
+    if (query.is_public !== undefined) conditions.push(query.is_public ? 't.public' : 'NOT t.public');
+    if (query.is_supplier !== undefined) conditions.push(query.is_supplier ? 'cardinality(t.services) > 0' : 'cardinality(t.services) = 0');
+    if (query.is_personal !== undefined) {
+      const account = p.add(tenant.account.id, '::uuid');
+      conditions.push(query.is_personal ? `t.owner_account_id = ${account}` : `t.owner_account_id IS DISTINCT FROM ${account}`);
+    }
+    if (query.organization !== undefined) conditions.push(`t.organization_id = ${p.add(query.organization, '::uuid')}`);
+    if (query.characteristics !== undefined) conditions.push(`t.characteristics @> ${p.add(query.characteristics, '::text[]')}`);
+    if (query.is_connection !== undefined && query.actingTwinId !== undefined) {
+      // The acting twin belongs to the caller's organization (checked by the twin guard).
+      const connections = `(SELECT c.connections FROM twins c WHERE c.id = ${p.add(query.actingTwinId, '::uuid')})`;
+      conditions.push(query.is_connection ? `t.id = ANY (${connections})` : `NOT (t.id = ANY (coalesce(${connections}, '{}')))`);
+    }
+    if (query.in_bbox) {
+      const b = query.in_bbox;
+      conditions.push(
+        `t.location && ST_MakeEnvelope(${p.add(b.minLon, '::float8')}, ${p.add(b.minLat, '::float8')}, ${p.add(b.maxLon, '::float8')}, ${p.add(b.maxLat, '::float8')}, 4326)`,
+      );
+    }
+    if (query.located) conditions.push('t.location IS NOT NULL');
+    if (query.point) {
+      const point = geographyPoint(p, query.point.lon, query.point.lat);
+      // The geography cast matches twins_location_geography_gist: metres, answered by the index.
+      if (query.dist !== undefined) conditions.push(`ST_DWithin(t.location::geography, ${point}, ${p.add(query.dist, '::float8')})`);
+      if (query.ordering === 'distance') order.push(`t.location::geography <-> ${point}`);
+    }
+    if (query.personality) {
+      const characteristics = p.add(query.personality.characteristics, '::text[]');
+      conditions.push(`t.characteristics && ${characteristics}`, `t.id <> ${p.add(query.personality.id, '::uuid')}`);
+      order.push(`cardinality(ARRAY(SELECT unnest(t.characteristics) INTERSECT SELECT unnest(${characteristics}))) DESC`);
+    }
+    order.push('t.created', 't.id');
+    return { where: conditions.join('\n    AND '), orderBy: order.join(', '), params: p };
+  }
+
+  async count(tenant: Tenant, query: TwinQuery): Promise<number> {
+    const { where, params } = this.compile(tenant, query);
+    const rows: { count: number }[] = await this.dataSource.query(`SELECT count(*) AS count FROM twins t WHERE ${where}`, params.values);
+    return rows[0].count;
+  }
+
+  async page(tenant: Tenant, query: TwinQuery, page: PageRequest): Promise<TwinRow[]> {
+    const { where, orderBy, params } = this.compile(tenant, query);
+    return this.dataSource.query(
+      `SELECT ${COLUMNS}
+         FROM twins t
+        WHERE ${where}
+        ORDER BY ${orderBy}
+        LIMIT ${params.add(page.size, '::int')} OFFSET ${params.add(page.offset, '::bigint')}`,
+      params.values,
+    );
+  }
+
+  /**
+   * One page of the geo listing as a GeoJSON FeatureCollection, built by PostgreSQL and returned as
+   * JSON text (never parsed into objects here). Only twins with a location.
+   */
+  async featureCollection(tenant: Tenant, query: TwinQuery, page: PageRequest): Promise<string> {
+    const { where, orderBy, params } = this.compile(tenant, { ...query, located: true });
+    const rows: { results: string }[] = await this.dataSource.query(
+      `SELECT json_build_object(
+                'type', 'FeatureCollection',
+                'features', coalesce(json_agg(json_build_object(
+                  'id', f.id::text,
+                  'type', 'Feature',
+                  'geometry', ST_AsGeoJSON(f.location)::json,
+                  'properties', json_build_object('twin_id', f.id::text, 'name', f.name, 'description', f.description)
+                ) ORDER BY f.position), '[]'::json)
+              )::text AS results
+         FROM (SELECT t.id, t.location, t.name, t.description, row_number() OVER (ORDER BY ${orderBy}) AS position
+                 FROM twins t
+                WHERE ${where}
+                ORDER BY ${orderBy}
+                LIMIT ${params.add(page.size, '::int')} OFFSET ${params.add(page.offset, '::bigint')}) f`,
+      params.values,
+    );
+    return rows[0].results;
+  }
+
+  /** One twin the caller can see. */
+  async findVisible(tenant: Tenant, id: string): Promise<TwinRow | undefined> {
+    const rows: TwinRow[] = await this.dataSource.query(`SELECT ${COLUMNS} FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')}`, [
+      tenant.organization.id,
+      id,
+    ]);
+    return rows[0];
+  }
+
+  /** Which of `ids` name twins the caller can see. */
+  async visibleIds(tenant: Tenant, ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows: { id: string }[] = await this.dataSource.query(
+      `SELECT t.id FROM twins t WHERE t.id = ANY ($2::uuid[]) AND ${visibleTwinSql('t', '$1')}`,
+      [tenant.organization.id, ids],
+    );
+    return new Set(rows.map((row) => row.id));
+  }
+
+  /** Creates a twin in the caller's organization, owned by the calling account. */
+  async create(tenant: Tenant, changes: TwinChanges): Promise<TwinRow> {
+    const p = new Params();
+    const columns = ['organization_id', 'owner_account_id'];
+    const values = [p.add(tenant.organization.id, '::uuid'), p.add(tenant.account.id, '::uuid')];
+    for (const [column, value] of this.assignments(p, changes)) {
+      columns.push(column);
+      values.push(value);
+    }
+    const rows: TwinRow[] = await this.dataSource.query(
+      `INSERT INTO twins AS t (${columns.join(', ')}) VALUES (${values.join(', ')}) RETURNING ${COLUMNS}`,
+      p.values,
+    );
+    return rows[0];
+  }
+
+  /**
+   * Changes a twin of the caller's organization; undefined when there is none with that id (twins
+   * of other organizations are not writable, whether or not they are visible).
+   */
+  async update(tenant: Tenant, id: string, changes: TwinChanges): Promise<TwinRow | undefined> {
+    const p = new Params();
+    const organization = p.add(tenant.organization.id, '::uuid');
+    const twin = p.add(id, '::uuid');
+    const sets = this.assignments(p, changes).map(([column, value]) => `${column} = ${value}`);
+    sets.push('modified = now()');
+    // TypeORM answers an UPDATE with [rows, affected count].
+    const [rows]: [TwinRow[], number] = await this.dataSource.query(
+      `UPDATE twins AS t SET ${sets.join(', ')} WHERE t.id = ${twin} AND t.organization_id = ${organization} RETURNING ${COLUMNS}`,
+      p.values,
+    );
+    return rows[0];
+  }
+
+  /** `[column, value expression]` for each given change; column names come from WRITABLE only. */
+  private assignments(p: Params, changes: TwinChanges): [string, string][] {
+    const out: [string, string][] = [];
+    for (const [column, value] of Object.entries(changes)) {
+      if (value === undefined) continue;
+      if (column === 'location') {
+        const point = value as GeoPoint | null;
+        out.push([
+          'location',
+          point ? `ST_SetSRID(ST_MakePoint(${p.add(point.coordinates[0], '::float8')}, ${p.add(point.coordinates[1], '::float8')}), 4326)` : 'NULL',
+        ]);
+        continue;
+      }
+      const cast = WRITABLE[column as keyof typeof WRITABLE];
+      if (cast === undefined) throw new Error(`Not a writable twin column: ${column}`);
+      out.push([column, p.add(cast === '::jsonb' ? JSON.stringify(value) : value, cast)]);
+    }
+    return out;
   }
 }

@@ -1,0 +1,176 @@
+import { applyDecorators, Controller, Get, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiCreatedResponse, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiQuery, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ActsAsTwin } from '../common/auth/route-access.js';
+import { Tenant } from '../common/auth/tenant.js';
+import { absoluteRequestUrl, absoluteUrl } from '../common/http/request-url.js';
+import { ResourceBody, type ResourceDocument } from '../common/json-api/resource-body.js';
+import { GEO_JSON_MEDIA_TYPE, JSON_API_MEDIA_TYPE } from '../common/json-api/resource.js';
+import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
+import { ApiErrors, ApiTenant } from '../common/openapi/docs.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { CreateTwinAttributes, PersonalityAttributes, UpdateTwinAttributes } from './dto/twin-attributes.dto.js';
+import {
+  CREATE_EXAMPLE,
+  DETAIL_EXAMPLE,
+  GEO_LIST_EXAMPLE,
+  LIST_DESCRIPTION,
+  LIST_EXAMPLE,
+  OWN_LIST_EXAMPLE,
+  PATCH_EXAMPLE,
+} from './twin.openapi.js';
+import { TwinsService } from './twins.service.js';
+
+/** True when the request asks for the geo listing (`Content-Type` or `Accept` naming application/geo+json). */
+export function wantsGeoJson(headers: Record<string, string | string[] | undefined>): boolean {
+  const contentType = headers['content-type'];
+  if (typeof contentType === 'string' && contentType.split(';')[0].trim().toLowerCase() === GEO_JSON_MEDIA_TYPE) return true;
+  const accept = headers.accept;
+  if (typeof accept !== 'string') return false;
+  return accept.split(',').some((range) => {
+    const [type, ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
+    const q = parameters.find((parameter) => parameter.startsWith('q='));
+    return type === GEO_JSON_MEDIA_TYPE && (q === undefined || Number(q.slice(2)) > 0);
+  });
+}
+
+const SpatialQueries = () =>
+  applyDecorators(
+    ApiQuery({ name: 'in_bbox', required: false, type: String, description: 'minLon,minLat,maxLon,maxLat (degrees, min ≤ max).', example: '2.2,48.8,2.5,48.9' }),
+    ApiQuery({ name: 'point', required: false, type: String, description: 'lon,lat; with `dist` and/or `ordering=distance`.', example: '2.3522,48.8566' }),
+    ApiQuery({ name: 'dist', required: false, type: Number, description: 'Metres from `point` (0 to 20037509).', example: 5000 }),
+    ApiQuery({ name: 'ordering', required: false, enum: ['distance'], description: 'Nearest to `point` first.' }),
+    ApiQuery({ name: 'page_number', required: false, type: Number, description: 'From 1; past the last page is a 404.' }),
+  );
+
+/** `{data: {type: "twins", id?, attributes}}` with the attributes of `model`. */
+const twinDocument = (model: string, withId: boolean) => ({
+  type: 'object',
+  required: ['data'],
+  properties: {
+    data: {
+      type: 'object',
+      required: ['type', 'attributes'],
+      properties: {
+        type: { type: 'string', enum: ['twins'] },
+        ...(withId ? { id: { type: 'string', format: 'uuid', description: 'Optional; must match the path.' } } : {}),
+        attributes: { $ref: getSchemaPath(model) },
+      },
+    },
+  },
+});
+
+@ApiTags('twins')
+@ApiExtraModels(PersonalityAttributes, CreateTwinAttributes, UpdateTwinAttributes)
+@Controller()
+export class TwinsController {
+  constructor(
+    private readonly twins: TwinsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Get('twins')
+  @ActsAsTwin('optional')
+  @ApiOperation({ summary: 'List the twins the caller can see (JSON:API or GeoJSON map listing)', description: LIST_DESCRIPTION })
+  @ApiTenant({ twin: 'optional' })
+  @ApiHeader({ name: 'X-Twin', required: false, description: 'The acting twin; needed by `is_connection`.' })
+  @ApiQuery({ name: 'is_public', required: false, type: Boolean, description: 'Only public twins (false: only non-public).' })
+  @ApiQuery({ name: 'is_personal', required: false, type: Boolean, description: 'Only twins created by the calling account (false: the others).' })
+  @ApiQuery({ name: 'personality', required: false, type: String, format: 'uuid', description: 'Other twins sharing a characteristic with this twin, most shared first.' })
+  @ApiQuery({ name: 'characteristics', required: false, type: String, description: 'Comma-separated; twins having all of them.', example: 'outdoors,history' })
+  @ApiQuery({ name: 'organization', required: false, type: String, format: 'uuid', description: 'Only twins of this organization (that the caller can see).' })
+  @ApiQuery({ name: 'is_connection', required: false, type: Boolean, description: 'Only twins in the `connections` of the `X-Twin` twin (false: the others).' })
+  @ApiQuery({ name: 'is_supplier', required: false, type: Boolean, description: 'Only twins with a non-empty `personality.services` (false: the others).' })
+  @ApiQuery({ name: 'page_size', required: false, type: Number, description: 'Default 50, max 100; geo listing: default 1000, max 10000.' })
+  @SpatialQueries()
+  @ApiOkResponse({
+    description: 'A page of twins (`application/vnd.api+json`), or the map listing (`application/geo+json`).',
+    content: {
+      [JSON_API_MEDIA_TYPE]: { example: LIST_EXAMPLE },
+      [GEO_JSON_MEDIA_TYPE]: { example: GEO_LIST_EXAMPLE },
+    },
+  })
+  @ApiErrors(400, 404)
+  list(
+    @Tenant() tenant: Tenant,
+    @Query() query: Record<string, unknown>,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    reply.header('vary', 'Accept, Content-Type');
+    if (!wantsGeoJson(request.headers)) return this.twins.list(tenant, query);
+    reply.header('content-type', GEO_JSON_MEDIA_TYPE);
+    return this.twins.geoList(tenant, query, absoluteRequestUrl(request, this.config.publicUrl));
+  }
+
+  @Get('twins/:id')
+  @ApiOperation({
+    summary: 'One twin the caller can see (detail form, underscored names)',
+    description:
+      'A twin the caller cannot see is a 404, like one that does not exist. `opening_hours` is the `weekday_text` of the stored opening hours; ' +
+      '`tasks_supplied` counts quest tasks naming this twin as their place; `place_id` is "" for twins that are not imported places.',
+  })
+  @ApiTenant()
+  @ApiOkResponse({ description: '`{data: twin}`', content: { [JSON_API_MEDIA_TYPE]: { example: DETAIL_EXAMPLE } } })
+  @ApiErrors(404)
+  get(@Tenant() tenant: Tenant, @Param('id', UuidParam) id: string) {
+    return this.twins.get(tenant, id);
+  }
+
+  @Get('my/twins')
+  @ApiOperation({
+    summary: "The twins of the caller's organization (own-twins form)",
+    description:
+      'Attributes `created, modified, name, description, personal, connections, personality, meta-data` only. Ordered by `created`, then `id`. ' +
+      'Accepts the spatial filters `in_bbox`, `point`, `dist`, `ordering=distance` of `GET /twins/`.',
+  })
+  @ApiTenant()
+  @ApiQuery({ name: 'page_size', required: false, type: Number, description: 'Default 50, max 100.' })
+  @SpatialQueries()
+  @ApiOkResponse({ description: '`{links, data: [twin], meta: {pagination}}`', content: { [JSON_API_MEDIA_TYPE]: { example: OWN_LIST_EXAMPLE } } })
+  @ApiErrors(400, 404)
+  listOwn(@Tenant() tenant: Tenant, @Query() query: Record<string, unknown>) {
+    return this.twins.listOwn(tenant, query);
+  }
+
+  @Post('my/twins')
+  @ApiOperation({
+    summary: "Create a twin in the caller's organization",
+    description:
+      'Attribute names are dasherized as in the list form (`phone-number`, `meta-data`, `opening-hours`); only `name` is required. ' +
+      'Answers 201 with the detail form and a `Location` header (the absolute URL of `GET /twins/<TWIN_ID>/`). The calling account becomes the owner (`is_personal`).',
+  })
+  @ApiTenant()
+  @ApiBody({ schema: twinDocument(CreateTwinAttributes.name, false), examples: { create: { value: CREATE_EXAMPLE } } })
+  @ApiCreatedResponse({ description: '`{data: twin}` (detail form)', content: { [JSON_API_MEDIA_TYPE]: { example: DETAIL_EXAMPLE } } })
+  @ApiErrors(400, 403, 409, 413, 415)
+  async create(
+    @Tenant() tenant: Tenant,
+    @ResourceBody({ type: 'twins', attributes: CreateTwinAttributes }) document: ResourceDocument<CreateTwinAttributes>,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const twin = await this.twins.create(tenant, document);
+    reply.header('location', absoluteUrl(request, `/twins/${twin.id}/`, this.config.publicUrl));
+    return twin;
+  }
+
+  @Patch('my/twins/:id')
+  @ApiOperation({
+    summary: "Modify a twin of the caller's organization",
+    description:
+      'Only the given attributes change (same names and rules as on create; `location: null` removes the location). ' +
+      'A twin of another organization is a 404 even when it is visible. A `data.id` different from the path is a 409.',
+  })
+  @ApiTenant()
+  @ApiBody({ schema: twinDocument(UpdateTwinAttributes.name, true), examples: { patch: { value: PATCH_EXAMPLE } } })
+  @ApiOkResponse({ description: '`{data: twin}` (detail form)', content: { [JSON_API_MEDIA_TYPE]: { example: DETAIL_EXAMPLE } } })
+  @ApiErrors(400, 404, 409, 413, 415)
+  update(
+    @Tenant() tenant: Tenant,
+    @Param('id', UuidParam) id: string,
+    @ResourceBody({ type: 'twins', attributes: UpdateTwinAttributes, id: 'optional' }) document: ResourceDocument<UpdateTwinAttributes>,
+  ) {
+    return this.twins.update(tenant, id, document);
+  }
+}

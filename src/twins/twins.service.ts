@@ -1,0 +1,158 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Tenant } from '../common/auth/tenant.js';
+import { conflict, invalidDocument, invalidHeader, invalidParameter, notFound } from '../common/json-api/api-error.js';
+import { RawBody } from '../common/json-api/envelope.js';
+import { assertPageExists, Page, pageLinks, paginationMeta, readPageRequest, type PageRequest } from '../common/json-api/pagination.js';
+import type { ResourceDocument } from '../common/json-api/resource-body.js';
+import type { ResourceObject } from '../common/json-api/resource.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { TwinAttributes } from './dto/twin-attributes.dto.js';
+import { readOwnTwinFilters, readTwinFilters, type TwinFilters } from './twin-filters.js';
+import { readLocation } from './twin-geo.js';
+import { ownTwinResource, twinDetailResource, twinListResource } from './twin.resource.js';
+import { TwinsRepository, type TwinChanges, type TwinQuery } from './twins.repository.js';
+
+const ATTRIBUTES = '/data/attributes';
+
+/** Request attribute (dasherized, as on the wire) → column, for the attributes copied as they are. */
+const PLAIN_ATTRIBUTES = {
+  name: 'name',
+  description: 'description',
+  public: 'public',
+  personal: 'personal',
+  connections: 'connections',
+  tags: 'tags',
+  'meta-data': 'meta_data',
+  'opening-hours': 'opening_hours',
+  'phone-number': 'phone_number',
+  address: 'address',
+  city: 'city',
+  state: 'state',
+  website: 'website',
+} as const satisfies Partial<Record<keyof TwinAttributes, keyof TwinChanges>>;
+
+@Injectable()
+export class TwinsService {
+  constructor(
+    private readonly twins: TwinsRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** `GET /twins/`: visible twins, filtered, one page. */
+  async list(tenant: Tenant, query: Record<string, unknown>): Promise<Page<ResourceObject[]>> {
+    const twinQuery = await this.resolve(tenant, readTwinFilters(query));
+    const page = readPageRequest(query, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
+    return this.pageOf(tenant, twinQuery, page, twinListResource);
+  }
+
+  /** `GET /my/twins/`: the caller's organization's twins, one page. */
+  async listOwn(tenant: Tenant, query: Record<string, unknown>): Promise<Page<ResourceObject[]>> {
+    const twinQuery: TwinQuery = { ...readOwnTwinFilters(query), own: true };
+    const page = readPageRequest(query, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
+    return this.pageOf(tenant, twinQuery, page, ownTwinResource);
+  }
+
+  /**
+   * `GET /twins/` as `application/geo+json`: `{links, data: {results: FeatureCollection, meta, links}, meta}`.
+   * The FeatureCollection is JSON text made by PostgreSQL and spliced in unparsed; `data.meta` and
+   * `data.links` repeat the page's pagination meta and links. Twins without a location are not counted.
+   */
+  async geoList(tenant: Tenant, query: Record<string, unknown>, requestUrl: URL): Promise<RawBody<string>> {
+    const twinQuery: TwinQuery = { ...(await this.resolve(tenant, readTwinFilters(query))), located: true };
+    const request = readPageRequest(query, { defaultSize: this.config.geoPageSizeDefault, maxSize: this.config.geoPageSizeMax });
+    const count = await this.twins.count(tenant, twinQuery);
+    assertPageExists(request, count);
+    const results = count === 0 ? '{"type":"FeatureCollection","features":[]}' : await this.twins.featureCollection(tenant, twinQuery, request);
+    const page = new Page(undefined, request, count);
+    const links = JSON.stringify(pageLinks(requestUrl, page));
+    const meta = JSON.stringify(paginationMeta(page));
+    return new RawBody(`{"links":${links},"data":{"results":${results},"meta":${meta},"links":${links}},"meta":${meta}}`);
+  }
+
+  /** `GET /twins/<TWIN_ID>/` */
+  async get(tenant: Tenant, id: string): Promise<ResourceObject> {
+    const row = await this.twins.findVisible(tenant, id);
+    if (!row) throw notFound('No such twin.');
+    return twinDetailResource(row);
+  }
+
+  /** `POST /my/twins/` */
+  async create(tenant: Tenant, document: ResourceDocument<TwinAttributes>): Promise<ResourceObject> {
+    const changes = await this.changes(tenant, document, undefined);
+    return twinDetailResource(await this.twins.create(tenant, changes));
+  }
+
+  /** `PATCH /my/twins/<TWIN_ID>/`: twins of the caller's organization only; any other id is a 404. */
+  async update(tenant: Tenant, id: string, document: ResourceDocument<TwinAttributes>): Promise<ResourceObject> {
+    if (document.id !== undefined && document.id.toLowerCase() !== id) {
+      throw conflict('"id" must match the twin in the path.', { pointer: '/data/id' }, 'id_mismatch');
+    }
+    const changes = await this.changes(tenant, document, id);
+    const row = await this.twins.update(tenant, id, changes);
+    if (!row) throw notFound('No such twin in your organization.');
+    return twinDetailResource(row);
+  }
+
+  private async pageOf(
+    tenant: Tenant,
+    query: TwinQuery,
+    request: PageRequest,
+    toResource: (row: Parameters<typeof twinListResource>[0]) => ResourceObject,
+  ): Promise<Page<ResourceObject[]>> {
+    const count = await this.twins.count(tenant, query);
+    assertPageExists(request, count);
+    const rows = count === 0 ? [] : await this.twins.page(tenant, query, request);
+    return new Page(rows.map(toResource), request, count);
+  }
+
+  /** Turns filters that name other things (the reference twin, the acting twin) into SQL inputs. */
+  private async resolve(tenant: Tenant, filters: TwinFilters): Promise<TwinQuery> {
+    const { personality, ...rest } = filters;
+    const query: TwinQuery = rest;
+    if (filters.is_connection !== undefined) {
+      if (!tenant.twin) throw invalidHeader('X-Twin', 'is_connection needs "X-Twin: <TWIN_ID>": the twin whose connections are listed.');
+      query.actingTwinId = tenant.twin.id;
+    }
+    if (personality !== undefined) {
+      const reference = await this.twins.findVisible(tenant, personality);
+      if (!reference) throw invalidParameter('personality', 'personality must name a twin visible to the caller.');
+      query.personality = { id: reference.id, characteristics: reference.characteristics };
+    }
+    return query;
+  }
+
+  /** The column changes a create/modify document asks for, with the checks class-validator cannot make. */
+  private async changes(tenant: Tenant, document: ResourceDocument<TwinAttributes>, twinId: string | undefined): Promise<TwinChanges> {
+    const attributes = document.attributes as unknown as Record<string, unknown>;
+    const changes: Record<string, unknown> = {};
+    for (const [attribute, column] of Object.entries(PLAIN_ATTRIBUTES)) {
+      if (attributes[attribute] !== undefined) changes[column] = attributes[attribute];
+    }
+    if (document.present.has('location')) changes.location = readLocation(attributes.location, `${ATTRIBUTES}/location`);
+    const personality = document.attributes.personality;
+    if (personality?.characteristics !== undefined) changes.characteristics = personality.characteristics;
+    if (personality?.services !== undefined) changes.services = personality.services;
+
+    const openingHours = changes.opening_hours as Record<string, unknown> | undefined;
+    if (openingHours?.weekday_text !== undefined) {
+      const lines = openingHours.weekday_text;
+      if (!Array.isArray(lines) || lines.some((line) => typeof line !== 'string')) {
+        throw invalidDocument('opening-hours.weekday_text must be an array of strings.', `${ATTRIBUTES}/opening-hours/weekday_text`);
+      }
+    }
+    if (changes.connections !== undefined) {
+      changes.connections = await this.checkConnections(tenant, changes.connections as string[], twinId);
+    }
+    return changes as TwinChanges;
+  }
+
+  private async checkConnections(tenant: Tenant, given: string[], twinId: string | undefined): Promise<string[]> {
+    const ids = given.map((id) => id.toLowerCase());
+    const self = twinId === undefined ? -1 : ids.indexOf(twinId);
+    if (self >= 0) throw invalidDocument('A twin cannot be connected to itself.', `${ATTRIBUTES}/connections/${self}`);
+    const visible = await this.twins.visibleIds(tenant, ids);
+    const missing = ids.findIndex((id) => !visible.has(id));
+    if (missing >= 0) throw invalidDocument(`Twin ${ids[missing]} does not exist or is not visible.`, `${ATTRIBUTES}/connections/${missing}`);
+    return [...new Set(ids)];
+  }
+}
