@@ -1,4 +1,5 @@
 import type { CliCommand } from '../cli-command.js';
+import { generatePlacesCommand, importPlacesCommand } from './places.commands.js';
 import {
   bootstrapCommand,
   createAccountCommand,
@@ -14,4 +15,6 @@ export const commands: CliCommand[] = [
   createAccountCommand,
   createTokenCommand,
   revokeTokenCommand,
+  generatePlacesCommand,
+  importPlacesCommand,
 ];
