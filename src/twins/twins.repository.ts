@@ -141,7 +141,7 @@ export class TwinsRepository {
    * WHERE and ORDER BY of a list. Order is deterministic (`created, id` last) and, without
    * `personality`/`ordering`, follows twins_created_idx / twins_organization_idx.
    */
-  private compile(tenant: Tenant, query: TwinQuery): Compiled {
+  private compile(tenant: Tenant, query: TwinQuery, ordered = true): Compiled {
     const p = new Params();
     const organization = p.add(tenant.organization.id, '::uuid');
     const conditions = [query.own ? `t.organization_id = ${organization}` : visibleTwinSql('t', organization)];
@@ -157,8 +157,8 @@ export class TwinsRepository {
     if (query.characteristics !== undefined) conditions.push(`t.characteristics @> ${p.add(query.characteristics, '::text[]')}`);
     if (query.is_connection !== undefined && query.actingTwinId !== undefined) {
       // The acting twin belongs to the caller's organization (checked by the twin guard).
-      const connections = `(SELECT c.connections FROM twins c WHERE c.id = ${p.add(query.actingTwinId, '::uuid')})`;
-      conditions.push(query.is_connection ? `t.id = ANY (${connections})` : `NOT (t.id = ANY (coalesce(${connections}, '{}')))`);
+      const connections = `coalesce((SELECT c.connections FROM twins c WHERE c.id = ${p.add(query.actingTwinId, '::uuid')}), '{}')`;
+      conditions.push(query.is_connection ? `t.id = ANY (${connections})` : `NOT (t.id = ANY (${connections}))`);
     }
     if (query.in_bbox) {
       const b = query.in_bbox;
@@ -168,22 +168,24 @@ export class TwinsRepository {
     }
     if (query.located) conditions.push('t.location IS NOT NULL');
     if (query.point) {
-      const point = geographyPoint(p, query.point.lon, query.point.lat);
+      const { lon, lat } = query.point;
       // The geography cast matches twins_location_geography_gist: metres, answered by the index.
-      if (query.dist !== undefined) conditions.push(`ST_DWithin(t.location::geography, ${point}, ${p.add(query.dist, '::float8')})`);
-      if (query.ordering === 'distance') order.push(`t.location::geography <-> ${point}`);
+      if (query.dist !== undefined) {
+        conditions.push(`ST_DWithin(t.location::geography, ${geographyPoint(p, lon, lat)}, ${p.add(query.dist, '::float8')})`);
+      }
+      if (ordered && query.ordering === 'distance') order.push(`t.location::geography <-> ${geographyPoint(p, lon, lat)}`);
     }
     if (query.personality) {
       const characteristics = p.add(query.personality.characteristics, '::text[]');
       conditions.push(`t.characteristics && ${characteristics}`, `t.id <> ${p.add(query.personality.id, '::uuid')}`);
-      order.push(`cardinality(ARRAY(SELECT unnest(t.characteristics) INTERSECT SELECT unnest(${characteristics}))) DESC`);
+      if (ordered) order.push(`cardinality(ARRAY(SELECT unnest(t.characteristics) INTERSECT SELECT unnest(${characteristics}))) DESC`);
     }
     order.push('t.created', 't.id');
     return { where: conditions.join('\n    AND '), orderBy: order.join(', '), params: p };
   }
 
   async count(tenant: Tenant, query: TwinQuery): Promise<number> {
-    const { where, params } = this.compile(tenant, query);
+    const { where, params } = this.compile(tenant, query, false);
     const rows: { count: number }[] = await this.dataSource.query(`SELECT count(*) AS count FROM twins t WHERE ${where}`, params.values);
     return rows[0].count;
   }
