@@ -1,0 +1,264 @@
+import { get, type ClientRequest, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { EventStreams } from '../../src/events/event-streams';
+import { document, embeddedDatabase, JSON_API, MICROSECOND_TIMESTAMP, TestApp, TestTenant } from '../support/test-app';
+
+interface SseMessage {
+  event?: string;
+  id?: string;
+  data?: string;
+}
+
+/** A minimal server-sent-events client over a real socket: collects messages and comment lines. */
+class SseClient {
+  readonly messages: SseMessage[] = [];
+  readonly comments: string[] = [];
+  ended = false;
+  private buffer = '';
+  private waiters: (() => void)[] = [];
+
+  private constructor(
+    private readonly request: ClientRequest,
+    readonly response: IncomingMessage,
+  ) {
+    response.setEncoding('utf8');
+    response.on('data', (chunk: string) => {
+      this.buffer += chunk;
+      let end: number;
+      while ((end = this.buffer.indexOf('\n\n')) >= 0) {
+        this.parse(this.buffer.slice(0, end));
+        this.buffer = this.buffer.slice(end + 2);
+      }
+      this.notify();
+    });
+    response.on('end', () => {
+      this.ended = true;
+      this.notify();
+    });
+    response.on('error', () => undefined);
+  }
+
+  static open(port: number, headers: Record<string, string>, path = '/events/stream'): Promise<SseClient> {
+    return new Promise((resolve, reject) => {
+      const request = get({ host: '127.0.0.1', port, path, headers: { accept: 'text/event-stream', ...headers } }, (response) =>
+        resolve(new SseClient(request, response)),
+      );
+      request.on('error', reject);
+    });
+  }
+
+  /** The whole body of a non-stream (error) answer. */
+  async body(): Promise<string> {
+    await this.until(() => this.ended, 'the response to end');
+    return this.buffer;
+  }
+
+  private parse(block: string): void {
+    const message: SseMessage = {};
+    let isMessage = false;
+    for (const line of block.split('\n')) {
+      if (line.startsWith(':')) this.comments.push(line.slice(1).trim());
+      else if (line.startsWith('retry:')) continue;
+      else {
+        const colon = line.indexOf(':');
+        const field = line.slice(0, colon);
+        const value = line.slice(colon + 1).replace(/^ /, '');
+        if (field === 'event' || field === 'id' || field === 'data') {
+          message[field] = value;
+          isMessage = true;
+        }
+      }
+    }
+    if (isMessage) this.messages.push(message);
+  }
+
+  private notify(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  async until(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!condition()) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.messages)}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(left, 100));
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** Waits for `count` messages and returns them. */
+  async take(count: number): Promise<SseMessage[]> {
+    await this.until(() => this.messages.length >= count, `${count} message(s)`);
+    return this.messages.slice(0, count);
+  }
+
+  close(): void {
+    this.request.destroy();
+  }
+}
+
+const portOf = (service: TestApp) => (service.app.getHttpServer().address() as AddressInfo).port;
+const streamEnv = () => ({ EVENT_BUS: embeddedDatabase() ? 'memory' : 'postgres', EVENT_STREAM_HEARTBEAT_MS: '100' });
+
+describe('events: GET /events/stream (server-sent events)', () => {
+  let service: TestApp;
+  let tenant: TestTenant;
+  let port: number;
+  const clients: SseClient[] = [];
+
+  beforeAll(async () => {
+    service = await TestApp.start(streamEnv());
+    await service.app.listen(0, '127.0.0.1');
+    port = portOf(service);
+    tenant = await service.tenant({ organization: 'Stream org', twin: 'Streamer' });
+  });
+  afterEach(() => {
+    for (const client of clients.splice(0)) client.close();
+  });
+  afterAll(() => service.close());
+
+  async function open(headers: Record<string, string> = tenant.headers({ twin: true }), on = port, path?: string): Promise<SseClient> {
+    const client = await SseClient.open(on, headers, path);
+    clients.push(client);
+    return client;
+  }
+
+  const post = (attributes: Record<string, unknown>, twin: string | boolean = true, on = service) =>
+    on.inject({ method: 'POST', url: '/events/', headers: { ...tenant.headers({ twin }), 'content-type': JSON_API }, payload: document({ type: 'events', attributes }) });
+
+  it('opens a text/event-stream and sends heartbeats', async () => {
+    const client = await open();
+    expect(client.response.statusCode).toBe(200);
+    expect(client.response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(client.response.headers['cache-control']).toMatch(/no-cache/);
+    expect(client.response.headers['x-request-id']).toEqual(expect.any(String));
+    expect(client.response.headers['x-content-type-options']).toBe('nosniff');
+    await client.until(() => client.comments.filter((c) => c.startsWith('heartbeat')).length >= 2, 'two heartbeats');
+  });
+
+  it('delivers created, updated and deleted changes of the twin, in order', async () => {
+    const client = await open();
+    await client.until(() => client.comments.length > 0, 'the opening comment');
+    const created = await post({ name: 'walk', category: 'activity', data: { steps: 1, gone: true } });
+    expect(created.statusCode).toBe(201);
+    const event = created.json().data;
+    const patched = await service.inject({
+      method: 'PATCH',
+      url: `/events/${event.id}`,
+      headers: { ...tenant.headers({ twin: true }), 'content-type': JSON_API },
+      payload: document({ type: 'events', id: event.id, attributes: { data: { steps: 2, gone: null } } }),
+    });
+    expect(patched.statusCode).toBe(200);
+    const deleted = await service.inject({ method: 'DELETE', url: `/events/${event.id}`, headers: tenant.headers({ twin: true }) });
+    expect(deleted.statusCode).toBe(204);
+
+    const [first, second, third] = await client.take(3);
+    expect(first).toEqual({ event: 'created', id: event.id, data: expect.any(String) });
+    expect(JSON.parse(first.data!)).toEqual(event);
+    expect(JSON.parse(first.data!).attributes.timestamp).toMatch(MICROSECOND_TIMESTAMP);
+    expect(second.event).toBe('updated');
+    expect(second.id).toBe(event.id);
+    expect(JSON.parse(second.data!)).toEqual(patched.json().data);
+    expect(third).toEqual({ event: 'deleted', id: event.id, data: JSON.stringify({ type: 'events', id: event.id }) });
+  });
+
+  it('only the X-Twin timeline: events of another twin of the organization do not arrive', async () => {
+    const rows: { id: string }[] = await service.dataSource.query(`INSERT INTO twins (organization_id, name) VALUES ($1, 'Other') RETURNING id`, [tenant.organizationId]);
+    const client = await open();
+    await client.until(() => client.comments.length > 0, 'the opening comment');
+    expect((await post({ name: 'theirs', category: 'c', data: {} }, rows[0].id)).statusCode).toBe(201);
+    const mine = await post({ name: 'mine', category: 'c', data: {} });
+    const [message] = await client.take(1);
+    expect(message.id).toBe(mine.json().data.id);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(client.messages).toHaveLength(1);
+  });
+
+  it('events too big for a notification still arrive whole', async () => {
+    const client = await open();
+    await client.until(() => client.comments.length > 0, 'the opening comment');
+    const data = { blob: 'x'.repeat(20_000) };
+    const created = await post({ name: 'big', category: 'c', data });
+    const [message] = await client.take(1);
+    expect(JSON.parse(message.data!)).toEqual(created.json().data);
+  });
+
+  it('Last-Event-ID replays the stored events created after it, then goes live', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await post({ name: `e${i}`, category: 'replay', data: { i } })).json().data.id);
+    await service.inject({ method: 'DELETE', url: `/events/${ids[2]}`, headers: tenant.headers({ twin: true }) });
+    const client = await open({ ...tenant.headers({ twin: true }), 'last-event-id': ids[0] });
+    const replayed = await client.take(2);
+    expect(replayed.map((m) => [m.event, m.id])).toEqual([
+      ['created', ids[1]],
+      ['created', ids[3]],
+    ]);
+    expect(JSON.parse(replayed[1].data!).attributes).toEqual(expect.objectContaining({ name: 'e3', data: { i: 3 } }));
+    const live = (await post({ name: 'live', category: 'replay', data: {} })).json().data.id;
+    const [, , third] = await client.take(3);
+    expect(third).toEqual(expect.objectContaining({ event: 'created', id: live }));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(client.messages).toHaveLength(3);
+  });
+
+  it('errors before the stream opens are JSON:API documents', async () => {
+    const badResume = await open({ ...tenant.headers({ twin: true }), 'last-event-id': 'yesterday' });
+    expect(badResume.response.statusCode).toBe(400);
+    expect(badResume.response.headers['content-type']).toMatch(/^application\/vnd\.api\+json/);
+    expect(JSON.parse(await badResume.body()).errors[0].source).toEqual({ header: 'Last-Event-ID' });
+    const noTwin = await open(tenant.headers());
+    expect(noTwin.response.statusCode).toBe(400);
+    expect(JSON.parse(await noTwin.body()).errors[0].source).toEqual({ header: 'X-Twin' });
+    const noToken = await open({});
+    expect(noToken.response.statusCode).toBe(401);
+    await noToken.body();
+    const unknownParameter = await open(tenant.headers({ twin: true }), port, '/events/stream?since=2026-01-01');
+    expect(unknownParameter.response.statusCode).toBe(400);
+    expect(JSON.parse(await unknownParameter.body()).errors[0].source).toEqual({ parameter: 'since' });
+  });
+
+  it('a client that disconnects is forgotten', async () => {
+    const streams = service.app.get(EventStreams);
+    const before = streams.size;
+    const client = await open();
+    await client.until(() => client.comments.length > 0, 'the opening comment');
+    expect(streams.size).toBe(before + 1);
+    client.close();
+    const deadline = Date.now() + 2000;
+    while (streams.size !== before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(streams.size).toBe(before);
+  });
+
+  (embeddedDatabase() ? it.skip : it)('a stream held by a second instance receives an event posted through the first (needs real PostgreSQL LISTEN/NOTIFY)', async () => {
+    const second = await TestApp.start(streamEnv());
+    try {
+      await second.app.listen(0, '127.0.0.1');
+      const client = await open(tenant.headers({ twin: true }), portOf(second));
+      await client.until(() => client.comments.length > 0, 'the opening comment');
+      const created = await post({ name: 'across', category: 'instances', data: { via: 'first' } });
+      const [message] = await client.take(1);
+      expect(message.event).toBe('created');
+      expect(JSON.parse(message.data!)).toEqual(created.json().data);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('closing the application ends open streams promptly', async () => {
+    const own = await TestApp.start(streamEnv());
+    await own.app.listen(0, '127.0.0.1');
+    const client = await open(tenant.headers({ twin: true }), portOf(own));
+    await client.until(() => client.comments.length > 0, 'the opening comment');
+    const started = Date.now();
+    await own.close();
+    await client.until(() => client.ended, 'the stream to end', 3000);
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+});
