@@ -1,8 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Max, MaxLength, Min, ValidateBy, ValidateIf } from 'class-validator';
+import { IsBoolean, IsInt, IsNotEmpty, IsString, IsUUID, Max, MaxLength, Min, ValidateBy, ValidateIf } from 'class-validator';
 import { canonicalPrice, MAX_PRICE } from '../money.js';
 
 const MAX_SUMMARY = 2000;
+
+/** May be left out, but not sent as null (null is no value for these columns). */
+const Optional = () => ValidateIf((_: object, value: unknown) => value !== undefined);
 const MAX_DESCRIPTION = 100_000;
 
 /** `price`: a JSON number or a decimal string, ≥ 0, at most 2 decimals. */
@@ -23,55 +26,55 @@ export class CreateQuestAttributes {
   name: string;
 
   @ApiPropertyOptional({ example: 'Five roasters in one morning.', maxLength: MAX_SUMMARY })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(MAX_SUMMARY)
   summary?: string;
 
   @ApiPropertyOptional({ example: 'Start at the market hall, then follow the river…', maxLength: MAX_DESCRIPTION })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(MAX_DESCRIPTION)
   description?: string;
 
   @ApiPropertyOptional({ name: 'summary-image', example: '0b6f0d3e-3c1b-4c69-9d55-5a0a4f1f7b21', description: 'An image id from `POST /images/` of the caller\'s organization.' })
-  @IsOptional()
+  @Optional()
   @IsUUID('all', { message: 'summary-image must be an image id (a UUID)' })
   'summary-image'?: string;
 
   @ApiPropertyOptional({ example: '4.50', description: 'Beyond the contract: the price an embarking twin pays, a number or decimal string ≥ 0 with at most 2 decimals. Default 0.' })
-  @IsOptional()
+  @Optional()
   @IsPrice()
   price?: number | string;
 }
 
 export class UpdateQuestAttributes {
   @ApiPropertyOptional({ example: true })
-  @IsOptional()
+  @Optional()
   @IsBoolean()
   public?: boolean;
 
   @ApiPropertyOptional({ example: 'Old town coffee trail', minLength: 1, maxLength: 255 })
-  @IsOptional()
+  @Optional()
   @IsString()
   @IsNotEmpty()
   @MaxLength(255)
   name?: string;
 
   @ApiPropertyOptional({ example: 'Five roasters in one morning.', maxLength: MAX_SUMMARY })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(MAX_SUMMARY)
   summary?: string;
 
   @ApiPropertyOptional({ maxLength: MAX_DESCRIPTION })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(MAX_DESCRIPTION)
   description?: string;
 
   @ApiPropertyOptional({ example: '0.10' })
-  @IsOptional()
+  @Optional()
   @IsPrice()
   price?: number | string;
 
@@ -89,13 +92,13 @@ export class CreateTaskAttributes {
   name: string;
 
   @ApiPropertyOptional({ example: 'Ask for the single origin.', maxLength: MAX_DESCRIPTION })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(MAX_DESCRIPTION)
   description?: string;
 
   @ApiPropertyOptional({ example: 0, minimum: 0, description: 'Order within the quest; default: after the last task.' })
-  @IsOptional()
+  @Optional()
   @IsInt()
   @Min(0)
   @Max(1_000_000)
