@@ -1,5 +1,6 @@
 import { invalidDocument, invalidParameter } from '../common/json-api/api-error.js';
 import { params, type ParamReader } from '../common/json-api/query.js';
+import { GEO_JSON_MEDIA_TYPE } from '../common/json-api/resource.js';
 import type { GeoPoint } from '../database/geometry.js';
 
 /** Longitude/latitude in WGS 84 degrees. */
@@ -87,3 +88,16 @@ export const MAX_DISTANCE_METRES = 20_037_509;
 
 /** `dist=<metres>`: a distance in metres, 0 to half the circumference of the Earth. */
 export const readDistance: ParamReader<number> = params.number(0, MAX_DISTANCE_METRES);
+
+/** True when the request asks for the geo listing (`Content-Type` or `Accept` naming application/geo+json). */
+export function wantsGeoJson(headers: Record<string, string | string[] | undefined>): boolean {
+  const contentType = headers['content-type'];
+  if (typeof contentType === 'string' && contentType.split(';')[0].trim().toLowerCase() === GEO_JSON_MEDIA_TYPE) return true;
+  const accept = headers.accept;
+  if (typeof accept !== 'string') return false;
+  return accept.split(',').some((range) => {
+    const [type, ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
+    const q = parameters.find((parameter) => parameter.startsWith('q='));
+    return type === GEO_JSON_MEDIA_TYPE && (q === undefined || Number(q.slice(2)) > 0);
+  });
+}

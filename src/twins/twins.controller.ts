@@ -19,20 +19,8 @@ import {
   OWN_LIST_EXAMPLE,
   PATCH_EXAMPLE,
 } from './twin.openapi.js';
+import { wantsGeoJson } from './twin-geo.js';
 import { TwinsService } from './twins.service.js';
-
-/** True when the request asks for the geo listing (`Content-Type` or `Accept` naming application/geo+json). */
-export function wantsGeoJson(headers: Record<string, string | string[] | undefined>): boolean {
-  const contentType = headers['content-type'];
-  if (typeof contentType === 'string' && contentType.split(';')[0].trim().toLowerCase() === GEO_JSON_MEDIA_TYPE) return true;
-  const accept = headers.accept;
-  if (typeof accept !== 'string') return false;
-  return accept.split(',').some((range) => {
-    const [type, ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
-    const q = parameters.find((parameter) => parameter.startsWith('q='));
-    return type === GEO_JSON_MEDIA_TYPE && (q === undefined || Number(q.slice(2)) > 0);
-  });
-}
 
 const SpatialQueries = () =>
   applyDecorators(

@@ -196,7 +196,7 @@ describe('twins: forms, writes, visibility and paging', () => {
       expect(patched.attributes).toEqual(
         expect.objectContaining({ name: 'Patch me', description: 'after', phone_number: '123', tags: ['a'], location: { type: 'Point', coordinates: PARIS } }),
       );
-      expect(patched.attributes.modified > twin.attributes.modified).toBe(true);
+      expect(patched.attributes.modified > (twin.attributes.modified as string)).toBe(true);
       expect(patched.attributes.created).toBe(twin.attributes.created);
 
       // services made it a supplier; the personality id is kept.
