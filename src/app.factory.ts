@@ -30,14 +30,46 @@ const NEST_LEVELS: Record<LogLevel, NestLogLevel[]> = {
 export interface CreateAppOptions {
   /** Where structured logs go; stdout by default. Tests capture them here. */
   logStream?: NodeJS.WritableStream;
+  /**
+   * On shutdown, how long the listener stays open answering 503 (`Connection: close`) before it closes.
+   * Keep-alive clients then hang up on a response instead of having an idle connection cut while they
+   * send a request on it (ECONNRESET, and for a POST no way to know whether it was applied).
+   * main.ts sets it; tests close at once.
+   */
+  shutdownDrainMs?: number;
 }
+
+/**
+ * Knows when the application starts shutting down: Nest calls beforeClose() first, before the
+ * shutdown hooks, and close() once they ran. From then on the onRequest hook in createApp answers
+ * new requests with a 503 errors document (Fastify's and Nest's own return503OnClosing answer with a
+ * non-JSON:API body, so they are off). In-flight requests finish: Fastify's close() waits for them.
+ */
+class ServiceFastifyAdapter extends FastifyAdapter {
+  closing = false;
+  drainMs = 0;
+
+  override beforeClose(): void {
+    this.closing = true;
+    super.beforeClose();
+  }
+
+  override async close(): Promise<void> {
+    this.closing = true;
+    if (this.drainMs > 0) await new Promise((resolve) => setTimeout(resolve, this.drainMs));
+    await super.close();
+  }
+}
+
+const shuttingDown = () =>
+  new ApiError(503, 'shutting_down', 'Service unavailable', 'The service is shutting down; retry the request.', undefined, { 'Retry-After': '1' });
 
 /**
  * Builds the whole HTTP application (used by main.ts, the tests and the benchmark), so what is tested
  * is exactly what is served.
  */
 export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
-  const adapter = new FastifyAdapter({
+  const adapter = new ServiceFastifyAdapter({
     logger: {
       level: config.logLevel,
       stream: options.logStream,
@@ -51,8 +83,10 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
-    return503OnClosing: true,
+    // Replaced by the closing check in the onRequest hook below (JSON:API body).
+    return503OnClosing: false,
   });
+  adapter.drainMs = options.shutdownDrainMs ?? 0;
   const logger = new ConsoleLogger({ json: true, logLevels: NEST_LEVELS[config.logLevel] });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.register(config), adapter, {
     logger,
@@ -65,6 +99,11 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   configureBodyParsers(fastify, config);
   fastify.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (adapter.closing) {
+      reply.header('connection', 'close');
+      sendError(reply, request, shuttingDown(), logger);
+      return reply;
+    }
   });
   fastify.addHook('onSend', async (_request, reply) => {
     reply.header('x-content-type-options', 'nosniff');
@@ -85,7 +124,9 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     });
   }
   setupOpenApi(app);
-  app.enableShutdownHooks();
+  // SIGTERM/SIGINT: close (drain, finish in-flight requests, then the database) and exit 0; without
+  // useProcessExit Nest re-raises the signal and the process dies of it after a clean shutdown.
+  app.enableShutdownHooks([], { useProcessExit: true });
   await app.init();
   await fastify.ready();
   return app;
