@@ -1,3 +1,4 @@
+/* global module */
 /**
  * Fault-injection runs (issue 7): each file starts its own throwaway PostgreSQL cluster and the built
  * service as a child process, so they are kept out of `npm test`. Run with `npm run test:faults`

@@ -105,8 +105,8 @@ export class LoadGenerator {
       this.summary.add(sample);
       if (this.options.keepSamples) this.samples.push(sample);
       if (sample.eventId) this.acknowledgedEvents.push(sample.eventId);
-      // A refused connection returns at once: do not spin on it.
-      if (sample.status === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      // A refusal returns at once: back off a little instead of spinning (a real client would honour Retry-After).
+      if (sample.status === 0 || sample.status === 503) await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
 

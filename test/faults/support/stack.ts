@@ -5,6 +5,9 @@ import { LoadGenerator, mixedRequests, RequestKind } from './load';
 
 /** A throwaway cluster with a database, the service on it, and one tenant. Always `close()` it. */
 export class FaultStack {
+  /** Events created by eventsAvailable() probes (acknowledged outside the load generator). */
+  readonly probeEvents: string[] = [];
+
   private constructor(
     readonly cluster: PgCluster,
     readonly databaseUrl: string,
@@ -44,7 +47,10 @@ export class FaultStack {
   async eventsAvailable(event: RequestKind): Promise<boolean> {
     const probe = new LoadGenerator({ port: this.port, concurrency: 1, mix: [{ kind: event, weight: 1 }], timeoutMs: 5000, keepSamples: true });
     const sample = await probe.send(event);
-    if (sample.status === 201 && sample.eventId) return true;
+    if (sample.status === 201 && sample.eventId) {
+      this.probeEvents.push(sample.eventId);
+      return true;
+    }
     if (sample.status === 404 && process.env.FAULTS_ALLOW_MISSING_EVENTS === '1') {
       process.stdout.write('\n!! POST /events/ answers 404: the events module is not served yet; event invariants are NOT checked\n');
       return false;
@@ -59,6 +65,18 @@ export class FaultStack {
     await client.connect();
     try {
       const result = await client.query<{ count: string }>('SELECT count(*) AS count FROM events WHERE id = ANY($1::uuid[])', [ids]);
+      return Number(result.rows[0].count);
+    } finally {
+      await client.end();
+    }
+  }
+
+  /** All events stored for the tenant's twin (acknowledged or not). */
+  async eventsOfTwin(): Promise<number> {
+    const client = new Client({ connectionString: this.databaseUrl });
+    await client.connect();
+    try {
+      const result = await client.query<{ count: string }>('SELECT count(*) AS count FROM events WHERE twin_id = $1', [this.tenant.twinId]);
       return Number(result.rows[0].count);
     } finally {
       await client.end();
