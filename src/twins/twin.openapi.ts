@@ -146,8 +146,9 @@ twin of the caller's organization. Attribute names are dasherized. Ordered by \`
 characteristic with that twin, most shared first; a twin the caller cannot see is a 400 naming \`personality\`),
 \`is_connection\` (twins in the \`connections\` of the \`X-Twin\` twin; without \`X-Twin\` a 400 naming the header).
 Spatial: \`in_bbox=minLon,minLat,maxLon,maxLat\` (degrees, min ≤ max), \`point=lon,lat\` with \`dist=<metres>\`
-(great-circle distance on the WGS 84 spheroid), \`ordering=distance\` (nearest to \`point\` first; twins without a
-location last). \`point\` needs \`dist\` or \`ordering=distance\`; \`dist\` and \`ordering=distance\` need \`point\`.
+(great-circle distance on the WGS 84 spheroid), \`ordering=distance\` (nearest to \`point\` first, twins without a
+location last; within a \`dist\` radius ties are broken by \`created, id\`, without one the nearest-neighbour index
+scan leaves twins at exactly the same distance in no fixed order). \`point\` needs \`dist\` or \`ordering=distance\`; \`dist\` and \`ordering=distance\` need \`point\`.
 Unknown parameters, repeated parameters and malformed values are 400s with \`source.parameter\`.
 
 **Geo listing.** With \`Content-Type: application/geo+json\` or an \`Accept\` header listing \`application/geo+json\`

@@ -175,12 +175,16 @@ export class TwinsRepository {
       }
       if (ordered && query.ordering === 'distance') order.push(`t.location::geography <-> ${geographyPoint(p, lon, lat)}`);
     }
+    // Nearest first without a radius is a KNN scan of twins_location_geography_gist, which PostgreSQL
+    // only uses when the distance is the sole sort key: twins at the very same distance then have no
+    // fixed order. Within a radius (dist) the candidates are few and `created, id` break ties.
+    const knn = query.ordering === 'distance' && query.dist === undefined && !query.personality;
     if (query.personality) {
       const characteristics = p.add(query.personality.characteristics, '::text[]');
       conditions.push(`t.characteristics && ${characteristics}`, `t.id <> ${p.add(query.personality.id, '::uuid')}`);
       if (ordered) order.push(`cardinality(ARRAY(SELECT unnest(t.characteristics) INTERSECT SELECT unnest(${characteristics}))) DESC`);
     }
-    order.push('t.created', 't.id');
+    if (!knn) order.push('t.created', 't.id');
     return { where: conditions.join('\n    AND '), orderBy: order.join(', '), params: p };
   }
 
