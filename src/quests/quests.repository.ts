@@ -270,6 +270,11 @@ export class QuestsRepository {
       [copyId, originalId],
     );
     // The copied tasks name the same places: keep twins.tasks_supplied equal to the tasks naming each.
+    // Rows are locked in id order first, so concurrent embarks on quests sharing places cannot deadlock.
+    await manager.query(
+      `SELECT id FROM twins WHERE id IN (SELECT place_twin_id FROM quest_tasks WHERE quest_id = $1) ORDER BY id FOR NO KEY UPDATE`,
+      [copyId],
+    );
     await manager.query(
       `UPDATE twins t SET tasks_supplied = t.tasks_supplied + c.n
          FROM (SELECT place_twin_id, count(*)::int AS n FROM quest_tasks WHERE quest_id = $1 AND place_twin_id IS NOT NULL GROUP BY place_twin_id) c

@@ -539,9 +539,25 @@ describe('quests: creation, feeds, changes, tasks and embarking', () => {
       const walker = await q.twin(creator);
       const responses = await Promise.all([q.embark(creator, quest.id, walker), q.embark(creator, quest.id, walker)]);
       expect(responses.map((r) => r.statusCode).sort()).toEqual([201, 409]);
-      expectError(responses.find((r) => r.statusCode === 409)!, 409);
+      expect(expectError(responses.find((r) => r.statusCode === 409)!, 409).code).toBe('already_embarked');
       expect(await copies(quest.id)).toEqual([{ id: expect.any(String), twin_id: walker }]);
       expect(await revenueRows(quest.id)).toEqual([{ amount: '0.50', twin_id: creator.twinId, embarking_twin_id: walker }]);
+    });
+
+    it('concurrent embarks by different twins each get their copy, tasks and revenue entry', async () => {
+      const quest = await q.published(creator, { name: 'Crowd', price: '0.10' });
+      const second = await q.twin(creator, { name: 'Fountain', supplier: true });
+      await q.addTask(creator, quest.id, { name: 'Museum' }, place);
+      await q.addTask(creator, quest.id, { name: 'Fountain' }, second);
+      const [placeBefore, secondBefore] = [await q.tasksSupplied(place), await q.tasksSupplied(second)];
+      const walkers = await Promise.all([1, 2, 3, 4, 5].map((i) => q.twin(creator, { name: `Crowd ${i}` })));
+      const responses = await Promise.all(walkers.map((walker) => q.embark(creator, quest.id, walker)));
+      expect(responses.map((r) => r.statusCode)).toEqual([201, 201, 201, 201, 201]);
+      expect(await copies(quest.id)).toHaveLength(5);
+      expect(await q.tasksSupplied(place)).toBe(placeBefore + 5);
+      expect(await q.tasksSupplied(second)).toBe(secondBefore + 5);
+      const sum = await service.dataSource.query(`SELECT sum(amount)::text AS total FROM revenue_entries WHERE quest_id = $1`, [quest.id]);
+      expect(sum[0].total).toBe('0.50');
     });
 
     it('409 on one\'s own quest or copy, and on another twin\'s copy', async () => {
@@ -564,6 +580,40 @@ describe('quests: creation, feeds, changes, tasks and embarking', () => {
       expectError(await q.embark(beta, MISSING), 404);
       expect(await copies(published.id)).toHaveLength(0);
       expect(await revenueRows(published.id)).toHaveLength(0);
+    });
+  });
+
+  describe('OpenAPI', () => {
+    it('describes every quest, task, image and revenue route, with the tenant headers and examples', async () => {
+      const spec = (await service.inject({ method: 'GET', url: '/docs-json' })).json();
+      const twinRoutes: [string, string][] = [
+        ['/quests', 'get'],
+        ['/quests', 'post'],
+        ['/quests/{questId}', 'patch'],
+        ['/quests/{questId}/embark', 'post'],
+        ['/quests/{questId}/tasks', 'get'],
+        ['/quests/{questId}/tasks', 'post'],
+        ['/my/quests', 'get'],
+        ['/my/quests/{questId}', 'get'],
+        ['/my/quests/total_revenue', 'get'],
+      ];
+      const imageRoutes: [string, string][] = [
+        ['/images', 'post'],
+        ['/images/{imageId}', 'get'],
+        ['/images/{imageId}/content', 'get'],
+      ];
+      for (const [path, method] of [...twinRoutes, ...imageRoutes]) {
+        const operation = spec.paths[path]?.[method];
+        expect({ path, method, described: !!operation?.description }).toEqual({ path, method, described: true });
+        const success = operation.responses['200'] ?? operation.responses['201'];
+        if (!path.endsWith('/content')) expect(JSON.stringify(success)).toContain('example');
+        expect(operation.responses['401']).toBeDefined();
+      }
+      for (const [path, method] of twinRoutes) expect(spec.paths[path][method].security).toEqual([{ Token: [], Organization: [], Twin: [] }]);
+      for (const [path, method] of imageRoutes) expect(spec.paths[path][method].security).toEqual([{ Token: [], Organization: [] }]);
+      for (const [path, method] of [['/quests', 'post'], ['/quests/{questId}', 'patch'], ['/quests/{questId}/tasks', 'post']]) {
+        expect(JSON.stringify(spec.paths[path][method].requestBody)).toContain('example');
+      }
     });
   });
 
