@@ -14,6 +14,8 @@ import { OrganizationEntity } from '../organizations/organization.entity.js';
 @Index('twins_owner_created_idx', { synchronize: false })
 @Index('twins_characteristics_gin', { synchronize: false })
 @Index('twins_location_geography_gist', { synchronize: false })
+// The foundation's partial unique index on imported places (organization_id, place_id).
+@Index('twins_place_unique', { synchronize: false })
 export class TwinEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
