@@ -16,14 +16,14 @@ export class EventEntity {
   organizationId: string;
 
   @ManyToOne(() => OrganizationEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'organization_id' })
+  @JoinColumn({ name: 'organization_id', foreignKeyConstraintName: 'events_organization_id_fkey' })
   organization: OrganizationEntity;
 
   @Column({ type: 'uuid', name: 'twin_id' })
   twinId: string;
 
   @ManyToOne(() => TwinEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'twin_id' })
+  @JoinColumn({ name: 'twin_id', foreignKeyConstraintName: 'events_twin_id_fkey' })
   twin: TwinEntity;
 
   @Column({ type: 'varchar', length: 255 })
@@ -50,7 +50,7 @@ export class IdempotencyKeyEntity {
   twinId: string;
 
   @ManyToOne(() => TwinEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'twin_id' })
+  @JoinColumn({ name: 'twin_id', foreignKeyConstraintName: 'idempotency_keys_twin_id_fkey' })
   twin: TwinEntity;
 
   @PrimaryColumn({ type: 'varchar', length: 255, primaryKeyConstraintName: 'idempotency_keys_pkey' })
@@ -60,7 +60,7 @@ export class IdempotencyKeyEntity {
   organizationId: string;
 
   @ManyToOne(() => OrganizationEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'organization_id' })
+  @JoinColumn({ name: 'organization_id', foreignKeyConstraintName: 'idempotency_keys_organization_id_fkey' })
   organization: OrganizationEntity;
 
   @Column({ type: 'char', length: 64, name: 'request_hash' })
