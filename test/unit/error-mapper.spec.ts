@@ -22,6 +22,7 @@ describe('mapError', () => {
     expect(isDatabaseUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
     expect(isDatabaseUnavailable(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).toBe(true);
     expect(isDatabaseUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
+    expect(isDatabaseUnavailable(Object.assign(new Error('bind message supplies 1 parameters'), { code: '08P01' }))).toBe(false);
     expect(mapError(new Error('timeout exceeded when trying to connect')).status).toBe(503);
   });
 
