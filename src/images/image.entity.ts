@@ -4,9 +4,9 @@ import { OrganizationEntity } from '../organizations/organization.entity.js';
 /** An uploaded image (decisions section 3). Reads and writes go through ImagesRepository's SQL. */
 @Entity('images')
 @Index('images_organization_idx', ['organizationId', 'created'])
-@Check('"size" > 0')
-@Check('"width" > 0')
-@Check('"height" > 0')
+@Check('images_size_check', '"size" > 0')
+@Check('images_width_check', '"width" > 0')
+@Check('images_height_check', '"height" > 0')
 export class ImageEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -15,7 +15,7 @@ export class ImageEntity {
   organizationId: string;
 
   @ManyToOne(() => OrganizationEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'organization_id' })
+  @JoinColumn({ name: 'organization_id', foreignKeyConstraintName: 'images_organization_id_fkey' })
   organization: OrganizationEntity;
 
   @Column({ type: 'varchar', length: 64, name: 'content_type' })

@@ -20,7 +20,7 @@ export class QuestEntity {
   organizationId: string;
 
   @ManyToOne(() => OrganizationEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'organization_id' })
+  @JoinColumn({ name: 'organization_id', foreignKeyConstraintName: 'quests_organization_id_fkey' })
   organization: OrganizationEntity;
 
   /** The creating twin; for a copy, the twin that embarked. */
@@ -28,7 +28,7 @@ export class QuestEntity {
   twinId: string;
 
   @ManyToOne(() => TwinEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'twin_id' })
+  @JoinColumn({ name: 'twin_id', foreignKeyConstraintName: 'quests_twin_id_fkey' })
   twin: TwinEntity;
 
   @Column({ type: 'varchar', length: 255 })
@@ -44,7 +44,7 @@ export class QuestEntity {
   summaryImageId: string | null;
 
   @ManyToOne(() => ImageEntity, { onDelete: 'SET NULL', nullable: true })
-  @JoinColumn({ name: 'summary_image_id' })
+  @JoinColumn({ name: 'summary_image_id', foreignKeyConstraintName: 'quests_summary_image_id_fkey' })
   summaryImage: ImageEntity | null;
 
   @Column({ type: 'boolean', default: false })
@@ -54,7 +54,7 @@ export class QuestEntity {
   originalId: string | null;
 
   @ManyToOne(() => QuestEntity, { onDelete: 'SET NULL', nullable: true })
-  @JoinColumn({ name: 'original_id' })
+  @JoinColumn({ name: 'original_id', foreignKeyConstraintName: 'quests_original_id_fkey' })
   original: QuestEntity | null;
 
   /** Exact decimal; pg hands it over as a string. */
@@ -72,7 +72,7 @@ export class QuestEntity {
 @Entity('quest_tasks')
 @Index('quest_tasks_quest_idx', ['questId', 'position', 'created', 'id'])
 @Index('quest_tasks_place_idx', ['placeTwinId'], { where: 'place_twin_id IS NOT NULL' })
-@Check('"position" >= 0')
+@Check('quest_tasks_position_check', '"position" >= 0')
 export class QuestTaskEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -81,7 +81,7 @@ export class QuestTaskEntity {
   questId: string;
 
   @ManyToOne(() => QuestEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'quest_id' })
+  @JoinColumn({ name: 'quest_id', foreignKeyConstraintName: 'quest_tasks_quest_id_fkey' })
   quest: QuestEntity;
 
   @Column({ type: 'varchar', length: 255 })
@@ -97,7 +97,7 @@ export class QuestTaskEntity {
   placeTwinId: string | null;
 
   @ManyToOne(() => TwinEntity, { onDelete: 'SET NULL', nullable: true })
-  @JoinColumn({ name: 'place_twin_id' })
+  @JoinColumn({ name: 'place_twin_id', foreignKeyConstraintName: 'quest_tasks_place_twin_id_fkey' })
   place: TwinEntity | null;
 
   @Column({ type: 'timestamptz', default: () => 'now()' })

@@ -6,7 +6,7 @@ import { TwinEntity } from '../twins/twin.entity.js';
 @Entity('revenue_entries')
 @Index('revenue_entries_quest_idx', ['questId'])
 @Index('revenue_entries_twin_idx', ['twinId'])
-@Check('"amount" >= 0')
+@Check('revenue_entries_amount_check', '"amount" >= 0')
 export class RevenueEntryEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -16,7 +16,7 @@ export class RevenueEntryEntity {
   questId: string;
 
   @ManyToOne(() => QuestEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'quest_id' })
+  @JoinColumn({ name: 'quest_id', foreignKeyConstraintName: 'revenue_entries_quest_id_fkey' })
   quest: QuestEntity;
 
   /** The receiving twin (the quest's creator). */
@@ -24,14 +24,14 @@ export class RevenueEntryEntity {
   twinId: string;
 
   @ManyToOne(() => TwinEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'twin_id' })
+  @JoinColumn({ name: 'twin_id', foreignKeyConstraintName: 'revenue_entries_twin_id_fkey' })
   twin: TwinEntity;
 
   @Column({ type: 'uuid', name: 'embarking_twin_id', nullable: true })
   embarkingTwinId: string | null;
 
   @ManyToOne(() => TwinEntity, { onDelete: 'SET NULL', nullable: true })
-  @JoinColumn({ name: 'embarking_twin_id' })
+  @JoinColumn({ name: 'embarking_twin_id', foreignKeyConstraintName: 'revenue_entries_embarking_twin_id_fkey' })
   embarkingTwin: TwinEntity | null;
 
   /** The copy the embark created. */
@@ -39,7 +39,7 @@ export class RevenueEntryEntity {
   copyId: string | null;
 
   @ManyToOne(() => QuestEntity, { onDelete: 'SET NULL', nullable: true })
-  @JoinColumn({ name: 'copy_id' })
+  @JoinColumn({ name: 'copy_id', foreignKeyConstraintName: 'revenue_entries_copy_id_fkey' })
   copy: QuestEntity | null;
 
   @Column({ type: 'numeric', precision: 12, scale: 2 })
