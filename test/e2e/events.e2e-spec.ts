@@ -446,21 +446,16 @@ describe('events: the X-Twin timeline', () => {
       expectError(await list('?page_size=101'), 400, { parameter: 'page_size' });
     });
 
-    it('the timeline read uses the (twin, timestamp) index', async () => {
-      if (embeddedDatabase()) return; // PGlite plans the same, but tiny tables make the planner prefer scans; checked on PostgreSQL
-      const plan: { 'QUERY PLAN': string }[] = await service.dataSource.query(
-        `EXPLAIN SELECT id FROM events e WHERE e.twin_id = $1 AND e.organization_id = $2 ORDER BY e."timestamp" DESC, e.id DESC LIMIT 50`,
-        [walker.twinId, walker.organizationId],
-      );
-      const text = plan.map((row) => row['QUERY PLAN']).join('\n');
-      expect(text).toMatch(/events_timeline_idx|Seq Scan/);
+    it('the timeline read can be served in order by the (twin, timestamp) index', async () => {
+      // Tiny test tables make any plan cheap; forbidding scans and sorts shows an index gives this order.
       await service.dataSource.transaction(async (manager) => {
         await manager.query('SET LOCAL enable_seqscan = off');
-        const forced: { 'QUERY PLAN': string }[] = await manager.query(
+        await manager.query('SET LOCAL enable_sort = off');
+        const plan: { 'QUERY PLAN': string }[] = await manager.query(
           `EXPLAIN SELECT id FROM events e WHERE e.twin_id = $1 AND e.organization_id = $2 ORDER BY e."timestamp" DESC, e.id DESC LIMIT 50`,
           [walker.twinId, walker.organizationId],
         );
-        expect(forced.map((row) => row['QUERY PLAN']).join('\n')).toMatch(/Index Scan using events_timeline_idx/);
+        expect(plan.map((row) => row['QUERY PLAN']).join('\n')).toMatch(/Index Scan using events_timeline_idx/);
       });
     });
   });
