@@ -46,7 +46,7 @@ describe('faults: SIGTERM under load', () => {
       termAt = now();
       await stack.service.kill('SIGTERM');
       let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, 15_000)));
+      const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 15_000)));
       exit = await Promise.race([stack.service.exited, timeout]);
       clearTimeout(timer);
       // Keep knocking for a moment after the exit: those must be refused connections.
