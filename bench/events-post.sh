@@ -4,7 +4,7 @@
 #
 #   npm run build && bench/events-post.sh            # defaults below; override through the environment
 #
-# Needs: a PostgreSQL with PostGIS reachable as $PGURL_BASE, pgbench, autocannon (devDependency).
+# Raw outputs go to $OUT (/tmp/events-bench). Needs: a PostgreSQL with PostGIS reachable as $PGURL_BASE, pgbench, autocannon (devDependency).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,7 +15,7 @@ DURATION=${DURATION:-20}
 WARMUP=${WARMUP:-5}
 CONNECTIONS=${CONNECTIONS:-"8 50"}
 EVENT_BUS=${EVENT_BUS:-postgres}
-OUT=${OUT:-bench/results}
+OUT=${OUT:-${TMPDIR:-/tmp}/events-bench}
 mkdir -p "$OUT"
 
 psql "$PGURL_BASE/postgres" -qc "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
