@@ -110,8 +110,8 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     reply.header('x-frame-options', 'DENY');
     reply.header('referrer-policy', 'no-referrer');
   });
-  // Failures before a Nest handler runs (body parsing, limits) get the same errors document.
-  fastify.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => sendError(reply, request, error, logger));
+  // Failures before a Nest handler runs (body parsing, limits) reach the same exception filter through
+  // the adapter's own Fastify error handler, so they get the same errors document.
 
   app.useGlobalFilters(new JsonApiErrorFilter(logger, (request) => methodNotAllowed(routes, request)));
   app.useGlobalInterceptors(new EnvelopeInterceptor(config));

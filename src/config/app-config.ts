@@ -27,6 +27,8 @@ export interface AppConfig {
   /** Shared rate-limit store across instances when set. */
   redisUrl: string | undefined;
   databasePoolSize: number;
+  /** Longest a single SQL statement may run; a frozen database then fails requests instead of hanging them. */
+  databaseStatementTimeoutMs: number;
   requestTimeoutMs: number;
   /** Comma-separated allowed CORS origins; empty means no cross-origin access. */
   corsOrigins: string[];
@@ -130,6 +132,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     rateLimitWindowMs: read.integer('RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
     redisUrl: read.url('REDIS_URL', ['redis:', 'rediss:']),
     databasePoolSize: read.integer('DATABASE_POOL_SIZE', 10, 1, 500),
+    databaseStatementTimeoutMs: read.integer('DATABASE_STATEMENT_TIMEOUT_MS', 15_000, 100, 3_600_000),
     requestTimeoutMs: read.integer('REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
     corsOrigins: read
       .string('CORS_ORIGINS', '')

@@ -6,7 +6,7 @@ import { entities } from './entities.js';
  * The single description of how the service talks to PostgreSQL, used by the app, the CLI, the
  * migration command and the tests. `synchronize` is never on: migrations own the schema.
  */
-export function dataSourceOptions(url: string, poolSize: number): DataSourceOptions {
+export function dataSourceOptions(url: string, poolSize: number, statementTimeoutMs = 15_000): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -27,7 +27,10 @@ export function dataSourceOptions(url: string, poolSize: number): DataSourceOpti
       connectionTimeoutMillis: 1000,
       idleTimeoutMillis: poolSize === 1 ? 0 : 30_000,
       application_name: 'twin-service',
-      options: '-c TimeZone=UTC',
+      options: `-c TimeZone=UTC -c statement_timeout=${statementTimeoutMs}`,
+      // Client-side bound too: a database that stops answering (frozen, packets dropped) must not
+      // hold a request forever; the server-side timeout cannot fire then.
+      query_timeout: statementTimeoutMs + 1000,
     },
   };
 }

@@ -16,7 +16,7 @@ export class Database {
     private readonly embedded: EmbeddedPostgres | undefined,
   ) {}
 
-  static async open(config: Pick<AppConfig, 'databaseUrl' | 'dataDir' | 'databasePoolSize'>, logger = new Logger('Database')): Promise<Database> {
+  static async open(config: Pick<AppConfig, 'databaseUrl' | 'dataDir' | 'databasePoolSize'> & Partial<Pick<AppConfig, 'databaseStatementTimeoutMs'>>, logger = new Logger('Database')): Promise<Database> {
     installPgTypeParsers();
     let embedded: EmbeddedPostgres | undefined;
     let url = config.databaseUrl;
@@ -30,7 +30,7 @@ export class Database {
     } else {
       logger.log(`database: PostgreSQL at ${redactUrl(url)}`);
     }
-    const dataSource = new DataSource(dataSourceOptions(url, poolSize));
+    const dataSource = new DataSource(dataSourceOptions(url, poolSize, config.databaseStatementTimeoutMs));
     try {
       await dataSource.initialize();
       const applied = await dataSource.runMigrations({ transaction: 'each' });

@@ -385,6 +385,25 @@ describe('foundation: tenancy, admin API and the JSON:API wire', () => {
     });
   });
 
+  describe('frozen database', () => {
+    it('503 within the statement timeout when the database stops answering, no hanging request', async () => {
+      const proxy = TcpProxy.forUrl(process.env.TEST_DATABASE_URL!);
+      await proxy.start();
+      const frozen = await TestApp.start({ DATABASE_URL: proxy.rewrite(process.env.TEST_DATABASE_URL!), DATABASE_STATEMENT_TIMEOUT_MS: '500' });
+      try {
+        expect((await frozen.inject({ method: 'GET', url: '/organizations/', headers: tenant.headers() })).statusCode).toBe(200);
+        proxy.freeze();
+        const started = Date.now();
+        const response = await frozen.inject({ method: 'GET', url: '/organizations/', headers: tenant.headers() });
+        expect(Date.now() - started).toBeLessThan(3000);
+        expect(expectError(response, 503).code).toBe('database_unavailable');
+      } finally {
+        await proxy.stop();
+        await frozen.close();
+      }
+    });
+  });
+
   describe('secrets', () => {
     it('never writes tokens to the logs', () => {
       const logs = service.logs.join('\n');

@@ -8,6 +8,7 @@ export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   private server: Server | undefined;
   port = 0;
+  private frozen = false;
 
   constructor(
     private readonly targetHost: string,
@@ -36,6 +37,10 @@ export class TcpProxy {
         socket.on('error', () => socket.destroy());
       }
       client.pipe(upstream).pipe(client);
+      if (this.frozen) {
+        client.pause();
+        upstream.pause();
+      }
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     });
@@ -43,8 +48,15 @@ export class TcpProxy {
     this.port = (this.server.address() as { port: number }).port;
   }
 
+  /** Keeps every connection open but lets no byte through: a database that stopped answering. */
+  freeze(): void {
+    this.frozen = true;
+    for (const socket of this.sockets) socket.pause();
+  }
+
   /** Refuses new connections and drops the open ones, as a database outage would. */
   async stop(): Promise<void> {
+    this.frozen = false;
     for (const socket of this.sockets) socket.destroy();
     this.sockets.clear();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));

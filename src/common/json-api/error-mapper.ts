@@ -62,11 +62,12 @@ const HTTP_CODES: Record<number, string> = {
 };
 
 /** SQLSTATE classes and driver messages that mean "the database cannot be reached right now". */
-// Connection failures, too many connections, server shutting down; not 08P01 (protocol violation: a bug).
-const UNAVAILABLE_SQLSTATES = /^(0800[01346]|53300|57P0[1-3])$/;
+// Connection failures, too many connections, server shutting down, statement timeout (57014);
+// not 08P01 (protocol violation: a bug).
+const UNAVAILABLE_SQLSTATES = /^(0800[01346]|53300|57P0[1-3]|57014)$/;
 const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
 const UNAVAILABLE_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|connect ECONNREFUSED|the database system is (starting up|shutting down)|Cannot use a pool after calling end/i;
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|connect ECONNREFUSED|the database system is (starting up|shutting down)|Cannot use a pool after calling end|Query read timeout/i;
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!error || typeof error !== 'object') return false;
