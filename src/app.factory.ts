@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { ConsoleLogger, LogLevel as NestLogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { AppModule } from './app.module.js';
 import { ApiError } from './common/json-api/api-error.js';
 import { EnvelopeInterceptor } from './common/json-api/envelope.interceptor.js';
