@@ -28,6 +28,41 @@ export interface ResourceDocument<A> {
   relationships: Record<string, unknown>;
 }
 
+/**
+ * Deepest nesting a request document may have (the document itself is level 1). Validation and
+ * serialisation walk values recursively, so a deeper document (a few kilobytes of `[[[[…`) would
+ * exhaust the stack: it is refused up front, walking iteratively.
+ */
+export const MAX_DOCUMENT_DEPTH = 64;
+
+/** U+0000, or a UTF-16 surrogate without its pair: text PostgreSQL cannot store (text and jsonb refuse it). */
+// eslint-disable-next-line no-control-regex -- finding U+0000 is the point
+const UNSTORABLE_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * What no attribute may contain, checked once for the whole document before validation: nesting deeper
+ * than MAX_DOCUMENT_DEPTH, and strings (values or member names) with U+0000 or unpaired surrogates,
+ * which would fail in the database instead of being refused. Returns the problem with its pointer.
+ */
+export function unstorableMember(body: unknown): { pointer: string; detail: string } | undefined {
+  const stack: { value: unknown; depth: number; pointer: string }[] = [{ value: body, depth: 1, pointer: '' }];
+  while (stack.length > 0) {
+    const { value, depth, pointer } = stack.pop()!;
+    if (typeof value === 'string') {
+      if (UNSTORABLE_TEXT.test(value)) return { pointer, detail: 'Text must not contain U+0000 (NUL) or unpaired UTF-16 surrogates.' };
+      continue;
+    }
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > MAX_DOCUMENT_DEPTH) return { pointer, detail: `The document is nested more than ${MAX_DOCUMENT_DEPTH} levels deep.` };
+    for (const [name, child] of Object.entries(value)) {
+      const childPointer = `${pointer}/${escapePointer(name)}`;
+      if (UNSTORABLE_TEXT.test(name)) return { pointer: childPointer, detail: 'Member names must not contain U+0000 (NUL) or unpaired UTF-16 surrogates.' };
+      stack.push({ value: child, depth: depth + 1, pointer: childPointer });
+    }
+  }
+  return undefined;
+}
+
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -45,6 +80,8 @@ export class ResourceBodyPipe<A extends object> implements PipeTransform<unknown
       throw invalidDocument('The request needs a JSON:API document with a top-level "data" member.', '');
     }
     if (!isPlainObject(body)) throw invalidDocument('The request document must be a JSON object.', '');
+    const unstorable = unstorableMember(body);
+    if (unstorable) throw invalidDocument(unstorable.detail, unstorable.pointer);
     const data = body.data;
     if (!isPlainObject(data)) throw invalidDocument('"data" must be a resource object.', '/data');
     if (data.type === undefined) throw invalidDocument('"type" is required.', '/data/type');
