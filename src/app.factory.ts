@@ -80,6 +80,9 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     logController: new LogController({ disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace' }),
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
+    // Socket inactivity (slow or stalled clients, idle keep-alive connections): the socket is closed.
+    connectionTimeout: config.idleTimeoutMs,
+    keepAliveTimeout: Math.min(72_000, config.idleTimeoutMs),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),

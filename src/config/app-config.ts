@@ -30,6 +30,11 @@ export interface AppConfig {
   /** Longest a single SQL statement may run; a frozen database then fails requests instead of hanging them. */
   databaseStatementTimeoutMs: number;
   requestTimeoutMs: number;
+  /**
+   * A connection on which nothing is received or sent for this long is closed (a client that stalls
+   * mid-request, an idle keep-alive connection). Open event streams stay alive through their heartbeats.
+   */
+  idleTimeoutMs: number;
   /** Comma-separated allowed CORS origins; empty means no cross-origin access. */
   corsOrigins: string[];
   /** Public base URL used in absolute links; derived from the request when unset. */
@@ -134,6 +139,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     databasePoolSize: read.integer('DATABASE_POOL_SIZE', 10, 1, 500),
     databaseStatementTimeoutMs: read.integer('DATABASE_STATEMENT_TIMEOUT_MS', 15_000, 100, 3_600_000),
     requestTimeoutMs: read.integer('REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    idleTimeoutMs: read.integer('IDLE_TIMEOUT_MS', 60_000, 100, 3_600_000),
     corsOrigins: read
       .string('CORS_ORIGINS', '')
       .split(',')
@@ -146,6 +152,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
   };
   if (config.eventBus === 'postgres' && !config.databaseUrl) {
     read.problems.push('EVENT_BUS=postgres needs DATABASE_URL (the embedded database uses EVENT_BUS=memory)');
+  }
+  if (config.idleTimeoutMs <= config.eventStreamHeartbeatMs) {
+    read.problems.push('IDLE_TIMEOUT_MS must exceed EVENT_STREAM_HEARTBEAT_MS, or idle event streams would be cut');
   }
   if (config.pageSizeDefault > config.pageSizeMax) {
     read.problems.push('PAGE_SIZE_DEFAULT must not exceed PAGE_SIZE_MAX');
