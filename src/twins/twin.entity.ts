@@ -16,6 +16,9 @@ import { OrganizationEntity } from '../organizations/organization.entity.js';
 @Index('twins_location_geography_gist', { synchronize: false })
 // The foundation's partial unique index on imported places (organization_id, place_id).
 @Index('twins_place_unique', { synchronize: false })
+// Migration 1763790000000-TwinCounts: the two halves of the visibility rule in list order (partial).
+@Index('twins_shared_created_idx', { synchronize: false })
+@Index('twins_unshared_created_idx', { synchronize: false })
 export class TwinEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;

@@ -101,6 +101,43 @@ const COLUMNS = `t.id, t.organization_id, t.created, t.modified, t.name, t.descr
   t.meta_data, t.place_id, t.provider, t.opening_hours, t.phone_number, t.address, t.city, t.state, t.website,
   t.provider_info, t.tags, t.tasks_supplied`;
 
+/** True when a list has no filter beyond visibility (or own organization): the counted, index-only paths below. */
+const isUnfiltered = (query: TwinQuery): boolean => Object.entries(query).every(([key, value]) => key === 'own' || value === undefined);
+
+/** Visible to every organization (matches the predicates of twins_shared_created_idx / twins_unshared_created_idx). */
+const SHARED = `(s.public OR cardinality(s.services) > 0)`;
+
+/** `count(*)` of the visible twins ($1: the caller's organization), from the trigger-kept twin_counts. */
+const VISIBLE_COUNT = `SELECT (SELECT coalesce(sum(c.shared), 0) FROM twin_counts c)
+     + coalesce((SELECT c.total - c.shared FROM twin_counts c WHERE c.organization_id = $1::uuid), 0) AS count`;
+
+/** `count(*)` of the caller's organization's twins. */
+const OWN_COUNT = `SELECT coalesce((SELECT c.total FROM twin_counts c WHERE c.organization_id = $1::uuid), 0) AS count`;
+
+/**
+ * A page of the visible twins in list order ($1 organization, $2 size, $3 offset). The visibility rule
+ * is split into its two disjoint halves, each an index-only scan in list order (shared twins; the
+ * organization's other twins); their merge skips `offset` entries in the indexes, and only the rows
+ * of the page are read from the table.
+ */
+const VISIBLE_PAGE = `SELECT ${COLUMNS}
+    FROM (SELECT u.id, u.created FROM (
+            (SELECT s.id, s.created FROM twins s WHERE ${SHARED}
+              ORDER BY s.created, s.id LIMIT $2::int + $3::bigint)
+            UNION ALL
+            (SELECT s.id, s.created FROM twins s WHERE s.organization_id = $1::uuid AND NOT ${SHARED}
+              ORDER BY s.created, s.id LIMIT $2::int + $3::bigint)) u
+           ORDER BY u.created, u.id LIMIT $2::int OFFSET $3::bigint) p
+    JOIN twins t ON t.id = p.id
+   ORDER BY p.created, p.id`;
+
+/** A page of the caller's organization's twins: index-only over twins_organization_idx, then the page's rows. */
+const OWN_PAGE = `SELECT ${COLUMNS}
+    FROM (SELECT s.id, s.created FROM twins s WHERE s.organization_id = $1::uuid
+           ORDER BY s.created, s.id LIMIT $2::int OFFSET $3::bigint) p
+    JOIN twins t ON t.id = p.id
+   ORDER BY p.created, p.id`;
+
 /** Collects `$n` parameters while a statement is written. */
 class Params {
   readonly values: unknown[] = [];
@@ -189,12 +226,20 @@ export class TwinsRepository {
   }
 
   async count(tenant: Tenant, query: TwinQuery): Promise<number> {
+    if (isUnfiltered(query)) {
+      // twin_counts is kept by triggers in the writing transactions (migration 1763790000000): exact, O(organizations).
+      const rows: { count: number }[] = await this.dataSource.query(query.own ? OWN_COUNT : VISIBLE_COUNT, [tenant.organization.id]);
+      return rows[0].count;
+    }
     const { where, params } = this.compile(tenant, query, false);
     const rows: { count: number }[] = await this.dataSource.query(`SELECT count(*) AS count FROM twins t WHERE ${where}`, params.values);
     return rows[0].count;
   }
 
   async page(tenant: Tenant, query: TwinQuery, page: PageRequest): Promise<TwinRow[]> {
+    if (isUnfiltered(query)) {
+      return this.dataSource.query(query.own ? OWN_PAGE : VISIBLE_PAGE, [tenant.organization.id, page.size, page.offset]);
+    }
     const { where, orderBy, params } = this.compile(tenant, query);
     return this.dataSource.query(
       `SELECT ${COLUMNS}
