@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './data-source-options.js';
+import { installDirectQueries } from './direct-query.js';
 import { EMBEDDED_POOL_SIZE, EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js';
 import { installPgTypeParsers } from './timestamps.js';
 
@@ -35,6 +36,8 @@ export class Database {
       await dataSource.initialize();
       const applied = await dataSource.runMigrations({ transaction: 'each' });
       if (applied.length > 0) logger.log(`database: applied ${applied.length} migration(s): ${applied.map((m) => m.name).join(', ')}`);
+      // Queries outside transactions go straight to the pg pool (per-request overhead; see direct-query.ts).
+      installDirectQueries(dataSource);
     } catch (error) {
       if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
       await embedded?.stop().catch(() => undefined);

@@ -23,7 +23,7 @@ export class EnvelopeInterceptor implements NestInterceptor {
       map((result) => {
         if (result === undefined || reply.statusCode === 204) return undefined;
         if (!reply.hasHeader('content-type')) reply.header('content-type', JSON_API_MEDIA_TYPE);
-        return buildEnvelope(result, absoluteRequestUrl(request, this.config.publicUrl));
+        return buildEnvelope(result, () => absoluteRequestUrl(request, this.config.publicUrl));
       }),
     );
   }
