@@ -8,6 +8,7 @@ import { AppModule } from './app.module.js';
 import { ApiError } from './common/json-api/api-error.js';
 import { EnvelopeInterceptor } from './common/json-api/envelope.interceptor.js';
 import { JsonApiErrorFilter, sendError } from './common/json-api/error.filter.js';
+import { TOKEN_PREFIX } from './common/auth/tokens.js';
 import { RouteTable } from './common/http/route-table.js';
 import { setupOpenApi } from './common/openapi/setup.js';
 import type { AppConfig, LogLevel } from './config/app-config.js';
@@ -64,6 +65,9 @@ class ServiceFastifyAdapter extends FastifyAdapter {
 const shuttingDown = () =>
   new ApiError(503, 'shutting_down', 'Service unavailable', 'The service is shutting down; retry the request.', undefined, { 'Retry-After': '1' });
 
+/** Masks anything shaped like an access token (`tw_` + base64url) in a string bound for the logs. */
+export const redactTokens = (text: string): string => text.replace(new RegExp(`${TOKEN_PREFIX}[A-Za-z0-9_-]{16,}`, 'g'), `${TOKEN_PREFIX}[redacted]`);
+
 /**
  * Builds the whole HTTP application (used by main.ts, the tests and the benchmark), so what is tested
  * is exactly what is served.
@@ -75,6 +79,16 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
       stream: options.logStream,
       // Tokens must never reach the logs.
       redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], censor: '[redacted]' },
+      // A client that puts its token into the URL (the service never reads it there) must not have it
+      // logged with the request line: tokens are recognisable by their prefix, and masked.
+      serializers: {
+        req: (request: FastifyRequest) => ({
+          method: request.method,
+          url: redactTokens(request.url),
+          host: request.host,
+          remoteAddress: request.ip,
+        }),
+      },
     },
     // Per-request lines only when debugging: at service rates they would dominate the log volume.
     logController: new LogController({ disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace' }),
