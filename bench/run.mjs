@@ -99,10 +99,13 @@ async function waitReady(port, child, name) {
   throw new Error(`${name} did not answer /health within 60 s`);
 }
 
+/** The NODE_OPTIONS the production image runs with (Dockerfile), so the service is measured as deployed. */
+const SERVICE_NODE_OPTIONS = /^ENV NODE_OPTIONS="([^"]*)"/m.exec(readFileSync(join(root, 'Dockerfile'), 'utf8'))?.[1] ?? '';
+
 function startService(url) {
   const child = spawn(process.execPath, [join(root, 'dist/src/main.js')], {
     cwd: root,
-    env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: url, PORT: String(SERVICE_PORT), HOST: '127.0.0.1', RATE_LIMIT_MAX: '0', LOG_LEVEL: 'warn' },
+    env: { ...process.env, NODE_OPTIONS: SERVICE_NODE_OPTIONS, NODE_ENV: 'production', DATABASE_URL: url, PORT: String(SERVICE_PORT), HOST: '127.0.0.1', RATE_LIMIT_MAX: '0', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   child.stderr.on('data', (chunk) => process.env.BENCH_VERBOSE && process.stderr.write(chunk));
@@ -200,6 +203,7 @@ async function measure(list, data, { label, peak }) {
 }
 
 async function main() {
+  log(`bench: service NODE_OPTIONS (from the Dockerfile): ${SERVICE_NODE_OPTIONS || '(none)'}`);
   log(`bench: mode ${mode}, ${seconds} s per scenario after ${warmupSeconds} s warm-up, connections ${connectionsList.join(',')}; machine ${cpus().length} × ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   try {
     const client = await connect(`${base}/postgres`);

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Tenant } from '../common/auth/tenant.js';
+import { ConcurrencyLimit } from '../common/concurrency.js';
 import { conflict, invalidDocument, invalidHeader, invalidParameter, notFound } from '../common/json-api/api-error.js';
 import { RawBody } from '../common/json-api/envelope.js';
 import { assertPageExists, Page, pageLinks, paginationMeta, readPageRequest, type PageRequest } from '../common/json-api/pagination.js';
@@ -13,6 +14,14 @@ import { ownTwinResource, twinDetailResource, twinListResource } from './twin.re
 import { TwinsRepository, type TwinChanges, type TwinQuery } from './twins.repository.js';
 
 const ATTRIBUTES = '/data/attributes';
+
+/**
+ * Geo listings in progress at once, per instance. One is up to 10,000 features built by PostgreSQL
+ * (megabytes of JSON held while it is read and sent): unbounded, 50 concurrent callers held hundreds
+ * of megabytes and queued past the pool's connection timeout (503s), for no more throughput than the
+ * database's cores give (issue 6). The others wait here, holding neither a connection nor a result.
+ */
+const GEO_LISTINGS_AT_ONCE = 4;
 
 /** Request attribute (dasherized, as on the wire) → column, for the attributes copied as they are. */
 const PLAIN_ATTRIBUTES = {
@@ -33,6 +42,8 @@ const PLAIN_ATTRIBUTES = {
 
 @Injectable()
 export class TwinsService {
+  private readonly geoListings = new ConcurrencyLimit(GEO_LISTINGS_AT_ONCE);
+
   constructor(
     private readonly twins: TwinsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -60,9 +71,12 @@ export class TwinsService {
   async geoList(tenant: Tenant, query: Record<string, unknown>, requestUrl: URL): Promise<RawBody<string>> {
     const twinQuery: TwinQuery = { ...(await this.resolve(tenant, readTwinFilters(query))), located: true };
     const request = readPageRequest(query, { defaultSize: this.config.geoPageSizeDefault, maxSize: this.config.geoPageSizeMax });
-    const count = await this.twins.count(tenant, twinQuery);
-    assertPageExists(request, count);
-    const results = count === 0 ? '{"type":"FeatureCollection","features":[]}' : await this.twins.featureCollection(tenant, twinQuery, request);
+    const { count, results } = await this.geoListings.run(async () => {
+      const count = await this.twins.count(tenant, twinQuery);
+      assertPageExists(request, count);
+      const results = count === 0 ? '{"type":"FeatureCollection","features":[]}' : await this.twins.featureCollection(tenant, twinQuery, request);
+      return { count, results };
+    });
     const page = new Page(undefined, request, count);
     const links = JSON.stringify(pageLinks(requestUrl, page));
     const meta = JSON.stringify(paginationMeta(page));
