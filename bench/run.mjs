@@ -115,7 +115,8 @@ function startService(url) {
 function startRaw(url) {
   return fork(join(root, 'bench/raw-server.mjs'), [], {
     cwd: root,
-    env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: url, PORT: String(RAW_PORT) },
+    // The same V8 heap bounds as the service: the ratio is about the framework layers, not heap sizing.
+    env: { ...process.env, NODE_OPTIONS: SERVICE_NODE_OPTIONS, NODE_ENV: 'production', DATABASE_URL: url, PORT: String(RAW_PORT) },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
 }
@@ -203,7 +204,7 @@ async function measure(list, data, { label, peak }) {
 }
 
 async function main() {
-  log(`bench: service NODE_OPTIONS (from the Dockerfile): ${SERVICE_NODE_OPTIONS || '(none)'}`);
+  log(`bench: NODE_OPTIONS of both servers (from the Dockerfile): ${SERVICE_NODE_OPTIONS || '(none)'}`);
   log(`bench: mode ${mode}, ${seconds} s per scenario after ${warmupSeconds} s warm-up, connections ${connectionsList.join(',')}; machine ${cpus().length} × ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   try {
     const client = await connect(`${base}/postgres`);

@@ -16,12 +16,13 @@ import { TwinsRepository, type TwinChanges, type TwinQuery } from './twins.repos
 const ATTRIBUTES = '/data/attributes';
 
 /**
- * Geo listings in progress at once, per instance. One is up to 10,000 features built by PostgreSQL
- * (megabytes of JSON held while it is read and sent): unbounded, 50 concurrent callers held hundreds
- * of megabytes and queued past the pool's connection timeout (503s), for no more throughput than the
- * database's cores give (issue 6). The others wait here, holding neither a connection nor a result.
+ * Geo features being listed at once, per instance (a listing costs its page size: 1,000 by default,
+ * up to 10,000). A listing is megabytes of JSON built by PostgreSQL and held while it is read and sent:
+ * unbounded, 50 concurrent callers held hundreds of megabytes and queued past the pool's connection
+ * timeout (503s), for no more throughput than the database's cores give (issue 6). Callers over the
+ * budget wait here, holding neither a connection nor a result.
  */
-const GEO_LISTINGS_AT_ONCE = 4;
+const GEO_FEATURES_AT_ONCE = 20_000;
 
 /** Request attribute (dasherized, as on the wire) → column, for the attributes copied as they are. */
 const PLAIN_ATTRIBUTES = {
@@ -42,7 +43,7 @@ const PLAIN_ATTRIBUTES = {
 
 @Injectable()
 export class TwinsService {
-  private readonly geoListings = new ConcurrencyLimit(GEO_LISTINGS_AT_ONCE);
+  private readonly geoListings = new ConcurrencyLimit(GEO_FEATURES_AT_ONCE);
 
   constructor(
     private readonly twins: TwinsRepository,
@@ -71,7 +72,7 @@ export class TwinsService {
   async geoList(tenant: Tenant, query: Record<string, unknown>, requestUrl: URL): Promise<RawBody<string>> {
     const twinQuery: TwinQuery = { ...(await this.resolve(tenant, readTwinFilters(query))), located: true };
     const request = readPageRequest(query, { defaultSize: this.config.geoPageSizeDefault, maxSize: this.config.geoPageSizeMax });
-    const { count, results } = await this.geoListings.run(async () => {
+    const { count, results } = await this.geoListings.run(request.size, async () => {
       const count = await this.twins.count(tenant, twinQuery);
       assertPageExists(request, count);
       const results = count === 0 ? '{"type":"FeatureCollection","features":[]}' : await this.twins.featureCollection(tenant, twinQuery, request);
