@@ -30,7 +30,8 @@ export function dataSourceOptions(url: string, poolSize: number, statementTimeou
       options: `-c TimeZone=UTC -c statement_timeout=${statementTimeoutMs}`,
       // Client-side bound too: a database that stops answering (frozen, packets dropped) must not
       // hold a request forever; the server-side timeout cannot fire then.
-      query_timeout: statementTimeoutMs + 1000,
+      // 0 turns both bounds off (migrations: CREATE EXTENSION postgis alone can take longer).
+      query_timeout: statementTimeoutMs > 0 ? statementTimeoutMs + 1000 : undefined,
     },
   };
 }

@@ -33,9 +33,8 @@ export class Database {
     }
     const dataSource = new DataSource(dataSourceOptions(url, poolSize, config.databaseStatementTimeoutMs));
     try {
+      await migrate(url, logger);
       await dataSource.initialize();
-      const applied = await dataSource.runMigrations({ transaction: 'each' });
-      if (applied.length > 0) logger.log(`database: applied ${applied.length} migration(s): ${applied.map((m) => m.name).join(', ')}`);
       // Queries outside transactions go straight to the pg pool (per-request overhead; see direct-query.ts).
       installDirectQueries(dataSource);
     } catch (error) {
@@ -59,6 +58,22 @@ export class Database {
   async close(): Promise<void> {
     if (this.dataSource.isInitialized) await this.dataSource.destroy();
     await this.embedded?.stop();
+  }
+}
+
+/**
+ * Migrations run on a connection of their own without statement timeouts: the request-sized bound
+ * would cut off schema work such as CREATE EXTENSION postgis (over 15 s on a loaded machine with the
+ * embedded database) or an index build over a large table.
+ */
+async function migrate(url: string, logger: Pick<Logger, 'log'>): Promise<void> {
+  const migrator = new DataSource(dataSourceOptions(url, 1, 0));
+  await migrator.initialize();
+  try {
+    const applied = await migrator.runMigrations({ transaction: 'each' });
+    if (applied.length > 0) logger.log(`database: applied ${applied.length} migration(s): ${applied.map((m) => m.name).join(', ')}`);
+  } finally {
+    await migrator.destroy();
   }
 }
 
