@@ -45,11 +45,11 @@ for C in $CONNECTIONS; do
   wait $!
   CPU1=$(cpu_ms)
   node -e '
-    const r = require(process.argv[1]);
+    const r = require(require("node:path").resolve(process.argv[1]));
     const non2xx = r.non2xx + r.errors + r.timeouts;
     const cpu = (Number(process.argv[3]) - Number(process.argv[2])) / r["2xx"];
     console.log(`POST /events/ c=${r.connections}: ${r.requests.average.toFixed(0)} req/s (2xx total ${r["2xx"]}, non-2xx/errors ${non2xx}), latency p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, max ${r.latency.max} ms; service CPU ${cpu.toFixed(2)} ms/request`);
-  ' "$(pwd)/$OUT/events-post-c$C.json" "$CPU0" "$CPU1"
+  ' "$OUT/events-post-c$C.json" "$CPU0" "$CPU1"
 done
 kill $SERVER; wait $SERVER 2>/dev/null || true
 trap - EXIT
