@@ -14,9 +14,19 @@ export function distDir(): string {
   return dist;
 }
 
+/** The V8 heap bounds the production image runs with (Dockerfile), so memory is measured as deployed. */
+export const PRODUCTION_NODE_OPTIONS = '--max-old-space-size=192 --max-semi-space-size=8';
+
 /** Only what the service needs: nothing leaks in from the caller's environment (REDIS_URL, DATABASE_URL…). */
 function serviceEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, HOME: process.env.HOME, TZ: 'UTC', NODE_ENV: 'production', ...extra };
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    TZ: 'UTC',
+    NODE_ENV: 'production',
+    NODE_OPTIONS: process.env.FAULTS_NODE_OPTIONS ?? PRODUCTION_NODE_OPTIONS,
+    ...extra,
+  };
 }
 
 export interface Bootstrap {
