@@ -14,8 +14,9 @@ export function distDir(): string {
   return dist;
 }
 
-/** The V8 heap bounds the production image runs with (Dockerfile), so memory is measured as deployed. */
-export const PRODUCTION_NODE_OPTIONS = '--max-old-space-size=192 --max-semi-space-size=8';
+/** The V8 heap bounds the production image runs with, read from the Dockerfile (one source of truth), so memory is measured as deployed. */
+export const PRODUCTION_NODE_OPTIONS =
+  /^ENV NODE_OPTIONS="([^"]*)"/m.exec(readFileSync(join(__dirname, '..', '..', '..', 'Dockerfile'), 'utf8'))?.[1] ?? '';
 
 /** Only what the service needs: nothing leaks in from the caller's environment (REDIS_URL, DATABASE_URL…). */
 function serviceEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
