@@ -1,3 +1,5 @@
+import { isPlainObject } from '../common/json-api/query.js';
+
 /**
  * From one GeoJSON feature of a places file to the columns of a supplier twin, or the reason the
  * feature cannot be imported. Accepts the generator's layout and the usual Google-Places-style
@@ -82,11 +84,11 @@ export function mapFeature(feature: unknown, options: MappingOptions): MappedFea
 }
 
 function toRow(feature: unknown, options: MappingOptions): PlaceTwinRow {
-  if (!isObject(feature)) throw new InvalidFeature('not a GeoJSON Feature object');
+  if (!isPlainObject(feature)) throw new InvalidFeature('not a GeoJSON Feature object');
   if (feature.type !== 'Feature') throw new InvalidFeature(`"type" must be "Feature"`);
   const [lon, lat] = point(feature.geometry);
   const p = feature.properties;
-  if (!isObject(p)) throw new InvalidFeature('"properties" must be an object (with at least a name)');
+  if (!isPlainObject(p)) throw new InvalidFeature('"properties" must be an object (with at least a name)');
 
   const name = typeof p.name === 'string' ? p.name.trim() : '';
   if (name.length === 0) throw new InvalidFeature('properties.name is missing or empty');
@@ -106,10 +108,10 @@ function toRow(feature: unknown, options: MappingOptions): PlaceTwinRow {
   // Bulk-imported places are suppliers (decisions 2): a twin provides a service when it has one.
   const services = declaredServices.length > 0 ? declaredServices : [subCategory || category || 'place'];
   const weekdayText = openingLines(p.opening_hours);
-  const openingHours = isObject(p.opening_hours) ? { ...p.opening_hours, weekday_text: weekdayText } : { weekday_text: weekdayText };
+  const openingHours = isPlainObject(p.opening_hours) ? { ...p.opening_hours, weekday_text: weekdayText } : { weekday_text: weekdayText };
   const providerInfo = providerInformation(p);
   const timeTable = p.timeTable === undefined || p.timeTable === null ? {} : p.timeTable;
-  if (!isObject(timeTable)) throw new InvalidFeature('properties.timeTable must be an object');
+  if (!isPlainObject(timeTable)) throw new InvalidFeature('properties.timeTable must be an object');
 
   const row: PlaceTwinRow = {
     place_id: placeId,
@@ -164,7 +166,7 @@ function toRow(feature: unknown, options: MappingOptions): PlaceTwinRow {
 }
 
 function point(geometry: unknown): [number, number] {
-  if (!isObject(geometry)) throw new InvalidFeature('"geometry" must be a GeoJSON Point (it is missing or null)');
+  if (!isPlainObject(geometry)) throw new InvalidFeature('"geometry" must be a GeoJSON Point (it is missing or null)');
   if (geometry.type !== 'Point') throw new InvalidFeature(`"geometry" must be a Point, not ${JSON.stringify(geometry.type)}`);
   const coordinates = geometry.coordinates;
   if (!Array.isArray(coordinates) || coordinates.length < 2 || coordinates.length > 3 || !coordinates.every((c) => typeof c === 'number' && Number.isFinite(c))) {
@@ -208,7 +210,7 @@ function strings(p: Record<string, unknown>, ...keys: string[]): string[] {
 
 function openingLines(value: unknown): string[] {
   if (value === undefined || value === null) return [];
-  const lines = isObject(value) ? (value.weekday_text ?? []) : value;
+  const lines = isPlainObject(value) ? (value.weekday_text ?? []) : value;
   if (!Array.isArray(lines) || !lines.every((line) => typeof line === 'string')) {
     throw new InvalidFeature('properties.opening_hours must be an object with weekday_text lines, or an array of lines');
   }
@@ -217,13 +219,13 @@ function openingLines(value: unknown): string[] {
 
 function providerInformation(p: Record<string, unknown>): ProviderInfo {
   const info = p.provider_info ?? {};
-  if (!isObject(info)) throw new InvalidFeature('properties.provider_info must be an object');
+  if (!isPlainObject(info)) throw new InvalidFeature('properties.provider_info must be an object');
   return { photos: objects(info.photos ?? p.photos, 'photos'), reviews: objects(info.reviews ?? p.reviews, 'reviews') };
 }
 
 function objects(value: unknown, name: string): Record<string, unknown>[] {
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value) || !value.every(isObject)) throw new InvalidFeature(`properties.provider_info.${name} must be an array of objects`);
+  if (!Array.isArray(value) || !value.every(isPlainObject)) throw new InvalidFeature(`properties.provider_info.${name} must be an array of objects`);
   return value;
 }
 
@@ -235,6 +237,3 @@ function priceRange(p: Record<string, unknown>): string {
   return typeof level === 'number' && Number.isInteger(level) && level >= 0 && level <= 4 ? '$'.repeat(Math.max(1, level)) : '';
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

@@ -1,5 +1,5 @@
 import { invalidDocument, invalidParameter } from '../common/json-api/api-error.js';
-import { params, type ParamReader } from '../common/json-api/query.js';
+import { isPlainObject, params, type ParamReader } from '../common/json-api/query.js';
 import { GEO_JSON_MEDIA_TYPE } from '../common/json-api/resource.js';
 import type { GeoPoint } from '../database/geometry.js';
 
@@ -17,8 +17,6 @@ export interface BoundingBox {
   maxLat: number;
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * A twin location in a request document: a GeoJSON Point (`{"type": "Point", "coordinates": [lon, lat]}`)

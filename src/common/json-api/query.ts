@@ -11,6 +11,10 @@ const MAX_TEXT = 1000;
 
 export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);
 
+/** A JSON object (not null, not an array). */
+export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
 /** Readers for the value kinds the API's filters take. */
 export const params = {
   boolean: ((raw, name) => {

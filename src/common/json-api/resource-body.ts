@@ -3,6 +3,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync, ValidationError } from 'class-validator';
 import { ApiError, conflict, invalidDocument } from './api-error.js';
 import { AggregateApiError } from './error-mapper.js';
+import { isPlainObject, isUuid } from './query.js';
 
 type Constructor<T> = new () => T;
 
@@ -63,8 +64,6 @@ export function unstorableMember(body: unknown): { pointer: string; detail: stri
   return undefined;
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Checks the JSON:API document structure and validates its attributes, reporting every problem
@@ -182,11 +181,10 @@ export function readToOne(document: ResourceDocument<unknown>, name: string, typ
   return readIdentifier(relationship.data, type, `${base}/data`);
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function readIdentifier(item: unknown, type: string, pointer: string): string {
   if (!isPlainObject(item)) throw invalidDocument(`Expected a resource identifier {"type": "${type}", "id": …}.`, pointer);
   if (item.type !== type) throw conflict(`"type" must be "${type}".`, { pointer: `${pointer}/type` }, 'type_mismatch');
-  if (typeof item.id !== 'string' || !UUID.test(item.id)) throw invalidDocument('"id" must be a UUID.', `${pointer}/id`);
+  if (!isUuid(item.id)) throw invalidDocument('"id" must be a UUID.', `${pointer}/id`);
   return item.id.toLowerCase();
 }
