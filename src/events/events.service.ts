@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import { conflict, invalidDocument, invalidHeader, notFound, unprocessable } from '../common/json-api/api-error.js';
-import { assertPageExists, Page, readPageRequest } from '../common/json-api/pagination.js';
+import { loadPage, type Page, readPageRequest } from '../common/json-api/pagination.js';
 import { isUuid, params, readQuery } from '../common/json-api/query.js';
 import type { ResourceDocument } from '../common/json-api/resource-body.js';
 import type { ResourceObject } from '../common/json-api/resource.js';
@@ -86,10 +86,7 @@ export class EventsService {
       { paginated: true },
     );
     const page = readPageRequest(query, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
-    const count = await this.events.countTimeline(tenant, filter);
-    assertPageExists(page, count);
-    const rows = count === 0 ? [] : await this.events.pageTimeline(tenant, filter, page);
-    return new Page(rows.map(eventResource), page, count);
+    return loadPage(page, () => this.events.countTimeline(tenant, filter), () => this.events.pageTimeline(tenant, filter, page), eventResource);
   }
 
   /** Merges the patch in one statement; a result over the data limit rolls back with a 400. */

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { notFound } from '../common/json-api/api-error.js';
 import { readQuery } from '../common/json-api/query.js';
-import { assertPageExists, Page, readPageRequest } from '../common/json-api/pagination.js';
+import { loadPage, type Page, readPageRequest } from '../common/json-api/pagination.js';
 import type { RequestAuth } from '../common/auth/tenant.js';
 import { organizationResource } from './organization.resource.js';
 import { OrganizationsRepository } from './organizations.repository.js';
@@ -18,10 +18,12 @@ export class OrganizationsService {
   async list(caller: RequestAuth, query: Record<string, unknown>): Promise<Page<ResourceObject[]>> {
     readQuery(query, {}, { paginated: true });
     const page = readPageRequest(query, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
-    const count = await this.organizations.countForAccount(caller.account.id);
-    assertPageExists(page, count);
-    const rows = count === 0 ? [] : await this.organizations.pageForAccount(caller.account.id, page);
-    return new Page(rows.map(organizationResource), page, count);
+    return loadPage(
+      page,
+      () => this.organizations.countForAccount(caller.account.id),
+      () => this.organizations.pageForAccount(caller.account.id, page),
+      organizationResource,
+    );
   }
 
   /** An organization the caller is not a member of is indistinguishable from one that does not exist. */

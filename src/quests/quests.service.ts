@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import { conflict, forbidden, invalidDocument, notFound } from '../common/json-api/api-error.js';
-import { assertPageExists, Page, readPageRequest } from '../common/json-api/pagination.js';
+import { loadPage, type Page, readPageRequest } from '../common/json-api/pagination.js';
 import { params, readQuery } from '../common/json-api/query.js';
 import { readToOne, type ResourceDocument } from '../common/json-api/resource-body.js';
 import type { ResourceObject } from '../common/json-api/resource.js';
@@ -53,26 +53,22 @@ export class QuestsService {
   async discover(tenant: TwinTenant, query: Record<string, unknown>, url: ImageUrl): Promise<Page<ResourceObject[]>> {
     const filters: DiscoveryFilters = readQuery(query, DISCOVERY_FILTERS, { paginated: true });
     const page = this.pageRequest(query);
-    const count = await this.quests.countDiscovery(tenant, filters);
-    assertPageExists(page, count);
-    const rows = count === 0 ? [] : await this.quests.pageDiscovery(tenant, filters, page);
-    return new Page(
-      rows.map((row) => questResource(row, url)),
+    return loadPage(
       page,
-      count,
+      () => this.quests.countDiscovery(tenant, filters),
+      () => this.quests.pageDiscovery(tenant, filters, page),
+      (row) => questResource(row, url),
     );
   }
 
   async listMine(tenant: TwinTenant, query: Record<string, unknown>, url: ImageUrl): Promise<Page<ResourceObject[]>> {
     const filters: MyQuestFilters = readQuery(query, MY_FILTERS, { paginated: true });
     const page = this.pageRequest(query);
-    const count = await this.quests.countMine(tenant, filters);
-    assertPageExists(page, count);
-    const rows = count === 0 ? [] : await this.quests.pageMine(tenant, filters, page);
-    return new Page(
-      rows.map((row) => questResource(row, url)),
+    return loadPage(
       page,
-      count,
+      () => this.quests.countMine(tenant, filters),
+      () => this.quests.pageMine(tenant, filters, page),
+      (row) => questResource(row, url),
     );
   }
 
@@ -164,10 +160,7 @@ export class QuestsService {
     readQuery(query, {}, { paginated: true });
     const page = this.pageRequest(query);
     if (!(await this.quests.isReadable(tenant, questId))) throw notFound('No such quest.');
-    const count = await this.quests.countTasks(questId);
-    assertPageExists(page, count);
-    const rows = count === 0 ? [] : await this.quests.pageTasks(questId, page);
-    return new Page(rows.map(taskResource), page, count);
+    return loadPage(page, () => this.quests.countTasks(questId), () => this.quests.pageTasks(questId, page), taskResource);
   }
 
   async createTask(tenant: TwinTenant, questId: string, document: ResourceDocument<CreateTaskAttributes>): Promise<ResourceObject> {

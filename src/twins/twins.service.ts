@@ -3,7 +3,7 @@ import type { Tenant } from '../common/auth/tenant.js';
 import { ConcurrencyLimit } from '../common/concurrency.js';
 import { conflict, invalidDocument, invalidHeader, invalidParameter, notFound } from '../common/json-api/api-error.js';
 import { RawBody } from '../common/json-api/envelope.js';
-import { assertPageExists, Page, pageLinks, paginationMeta, readPageRequest, type PageRequest } from '../common/json-api/pagination.js';
+import { assertPageExists, loadPage, Page, pageLinks, paginationMeta, readPageRequest, type PageRequest } from '../common/json-api/pagination.js';
 import type { ResourceDocument } from '../common/json-api/resource-body.js';
 import type { ResourceObject } from '../common/json-api/resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -114,10 +114,7 @@ export class TwinsService {
     request: PageRequest,
     toResource: (row: Parameters<typeof twinListResource>[0]) => ResourceObject,
   ): Promise<Page<ResourceObject[]>> {
-    const count = await this.twins.count(tenant, query);
-    assertPageExists(request, count);
-    const rows = count === 0 ? [] : await this.twins.page(tenant, query, request);
-    return new Page(rows.map(toResource), request, count);
+    return loadPage(request, () => this.twins.count(tenant, query), () => this.twins.page(tenant, query, request), toResource);
   }
 
   /** Turns filters that name other things (the reference twin, the acting twin) into SQL inputs. */

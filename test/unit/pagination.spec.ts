@@ -1,5 +1,5 @@
 import { ApiError } from '../../src/common/json-api/api-error';
-import { assertPageExists, Page, pageCount, pageLinks, readPageRequest } from '../../src/common/json-api/pagination';
+import { assertPageExists, loadPage, Page, pageCount, pageLinks, readPageRequest } from '../../src/common/json-api/pagination';
 
 const limits = { defaultSize: 50, maxSize: 100 };
 
@@ -38,5 +38,31 @@ describe('pagination', () => {
       next: 'https://api.example/twins/?is_public=true&page_number=3&page_size=10',
       prev: 'https://api.example/twins/?is_public=true&page_number=1&page_size=10',
     });
+  });
+});
+
+describe('loadPage', () => {
+  const request = { number: 2, size: 10, offset: 10 };
+
+  it('counts, fetches and maps one page', async () => {
+    const rows = jest.fn(async () => [1, 2]);
+    const page = await loadPage(request, async () => 12, rows, (n: number) => `row ${n}`);
+    expect(page.data).toEqual(['row 1', 'row 2']);
+    expect(page.count).toBe(12);
+    expect(page.pages).toBe(2);
+    expect(rows).toHaveBeenCalledTimes(1);
+  });
+
+  it('404 past the last page without fetching rows', async () => {
+    const rows = jest.fn(async () => []);
+    await expect(loadPage(request, async () => 10, rows, (n: number) => n)).rejects.toEqual(expect.objectContaining({ status: 404 }));
+    expect(rows).not.toHaveBeenCalled();
+  });
+
+  it('an empty list fetches nothing and is one empty page', async () => {
+    const rows = jest.fn(async () => []);
+    const page = await loadPage({ number: 1, size: 10, offset: 0 }, async () => 0, rows, (n: number) => n);
+    expect(page.data).toEqual([]);
+    expect(rows).not.toHaveBeenCalled();
   });
 });

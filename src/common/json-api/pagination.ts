@@ -50,6 +50,22 @@ export function assertPageExists(request: PageRequest, count: number): void {
   }
 }
 
+/**
+ * The paging sequence every list follows: count, 404 past the last page (before fetching anything),
+ * fetch the rows only when there are any, map them to resources.
+ */
+export async function loadPage<Row, Item>(
+  request: PageRequest,
+  count: () => Promise<number>,
+  rows: () => Promise<Row[]>,
+  toItem: (row: Row) => Item,
+): Promise<Page<Item[]>> {
+  const total = await count();
+  assertPageExists(request, total);
+  const found = total === 0 ? [] : await rows();
+  return new Page(found.map(toItem), request, total);
+}
+
 /** One page of results; the envelope interceptor turns it into `{links, data, meta.pagination}`. */
 export class Page<T> {
   constructor(
