@@ -58,8 +58,8 @@ describe('foundation: tenancy, admin API and the JSON:API wire', () => {
 
   describe('X-Organization header', () => {
     it('400 naming the header when missing on a tenant route', async () => {
-      const response = await service.inject({ method: 'GET', url: '/admin-free-tenant-probe' });
-      expect(response.statusCode).toBe(404);
+      const response = await service.inject({ method: 'GET', url: '/twins/', headers: { authorization: `Token ${tenant.token}` } });
+      expect(expectError(response, 400, { header: 'X-Organization' }).code).toBe('invalid_header');
     });
 
     it('400 when not a UUID', async () => {
@@ -87,6 +87,30 @@ describe('foundation: tenancy, admin API and the JSON:API wire', () => {
         headers: { authorization: `Token ${tenant.token}`, 'x-organization': '00000000-0000-4000-8000-000000000000' },
       });
       expectError(response, 403, { header: 'X-Organization' });
+    });
+  });
+
+  describe('X-Twin header', () => {
+    it('400 naming the header when missing on a route that acts as a twin', async () => {
+      expectError(await service.inject({ method: 'GET', url: '/quests/', headers: tenant.headers() }), 400, { header: 'X-Twin' });
+      expectError(await service.inject({ method: 'GET', url: '/events/', headers: tenant.headers() }), 400, { header: 'X-Twin' });
+    });
+
+    it('400 when not a UUID', async () => {
+      expectError(await service.inject({ method: 'GET', url: '/quests/', headers: tenant.headers({ twin: 'nope' }) }), 400, { header: 'X-Twin' });
+    });
+
+    it('403 for a twin of another organization, and for one that does not exist', async () => {
+      expectError(await service.inject({ method: 'GET', url: '/quests/', headers: tenant.headers({ twin: other.twinId }) }), 403, { header: 'X-Twin' });
+      expectError(
+        await service.inject({ method: 'GET', url: '/events/', headers: tenant.headers({ twin: '00000000-0000-4000-8000-000000000000' }) }),
+        403,
+        { header: 'X-Twin' },
+      );
+    });
+
+    it('the own twin is accepted', async () => {
+      expect((await service.inject({ method: 'GET', url: '/quests/', headers: tenant.headers({ twin: true }) })).statusCode).toBe(200);
     });
   });
 
