@@ -2,11 +2,19 @@ import type { DataSourceOptions } from 'typeorm';
 import { migrations } from '../../db/migrations/index.js';
 import { entities } from './entities.js';
 
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000;
+
+/**
+ * The client-side bound on a query (pooled-queries.ts) for a database that stops answering, where the
+ * server-side timeout cannot fire: the statement timeout plus a second; 0 (migrations) turns both off.
+ */
+export const readTimeoutMs = (statementTimeoutMs: number): number => (statementTimeoutMs > 0 ? statementTimeoutMs + 1000 : 0);
+
 /**
  * The single description of how the service talks to PostgreSQL, used by the app, the CLI, the
  * migration command and the tests. `synchronize` is never on: migrations own the schema.
  */
-export function dataSourceOptions(url: string, poolSize: number, statementTimeoutMs = 15_000): DataSourceOptions {
+export function dataSourceOptions(url: string, poolSize: number, statementTimeoutMs = DEFAULT_STATEMENT_TIMEOUT_MS): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -27,11 +35,8 @@ export function dataSourceOptions(url: string, poolSize: number, statementTimeou
       connectionTimeoutMillis: 1000,
       idleTimeoutMillis: poolSize === 1 ? 0 : 30_000,
       application_name: 'twin-service',
+      // 0 turns the timeout off (migrations: CREATE EXTENSION postgis alone can take longer).
       options: `-c TimeZone=UTC -c statement_timeout=${statementTimeoutMs}`,
-      // Client-side bound too: a database that stops answering (frozen, packets dropped) must not
-      // hold a request forever; the server-side timeout cannot fire then.
-      // 0 turns both bounds off (migrations: CREATE EXTENSION postgis alone can take longer).
-      query_timeout: statementTimeoutMs > 0 ? statementTimeoutMs + 1000 : undefined,
     },
   };
 }

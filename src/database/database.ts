@@ -1,9 +1,9 @@
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
-import { dataSourceOptions } from './data-source-options.js';
-import { installDirectQueries } from './direct-query.js';
+import { DEFAULT_STATEMENT_TIMEOUT_MS, dataSourceOptions, readTimeoutMs } from './data-source-options.js';
 import { EMBEDDED_POOL_SIZE, EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js';
+import { installPooledQueries } from './pooled-queries.js';
 import { installPgTypeParsers } from './timestamps.js';
 
 /**
@@ -31,12 +31,13 @@ export class Database {
     } else {
       logger.log(`database: PostgreSQL at ${redactUrl(url)}`);
     }
-    const dataSource = new DataSource(dataSourceOptions(url, poolSize, config.databaseStatementTimeoutMs));
+    const statementTimeoutMs = config.databaseStatementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+    const dataSource = new DataSource(dataSourceOptions(url, poolSize, statementTimeoutMs));
     try {
       await migrate(url, logger);
       await dataSource.initialize();
-      // Queries outside transactions go straight to the pg pool (per-request overhead; see direct-query.ts).
-      installDirectQueries(dataSource);
+      // Client-side read timeout on every pooled query; queries outside transactions straight to the pool.
+      installPooledQueries(dataSource, readTimeoutMs(statementTimeoutMs));
     } catch (error) {
       if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
       await embedded?.stop().catch(() => undefined);

@@ -421,6 +421,16 @@ describe('foundation: tenancy, admin API and the JSON:API wire', () => {
         const response = await frozen.inject({ method: 'GET', url: '/organizations/', headers: tenant.headers() });
         expect(Date.now() - started).toBeLessThan(3000);
         expect(expectError(response, 503).code).toBe('database_unavailable');
+        // A write runs in a transaction (TypeORM's query runner, not the direct path): bounded the same way.
+        const writeStarted = Date.now();
+        const write = await frozen.inject({
+          method: 'POST',
+          url: '/admin/accounts/',
+          headers: admin,
+          payload: document({ type: 'accounts', attributes: { name: 'Frozen' } }),
+        });
+        expect(Date.now() - writeStarted).toBeLessThan(3000);
+        expect(expectError(write, 503).code).toBe('database_unavailable');
       } finally {
         await proxy.stop();
         await frozen.close();
