@@ -1,0 +1,95 @@
+// CPU time per request of the service and of the raw baseline, the same requests on the same data:
+// user + system time of each server process from /proc/<pid>/stat, around a fixed number of requests.
+// A complement to `npm run bench`: throughput ratios on a shared 2-core machine move by ±0.1 from run
+// to run, CPU per request much less, so this is what to look at when changing per-request code.
+// (Garbage collection on V8's helper threads is included; time the kernel spends on the process's
+// behalf outside it, as under a sandboxing kernel, is not.)
+//
+//   npm run build && node bench/cpu-per-request.mjs [--mode quick|full] [--requests 6000]
+//                                                   [--only detail,list,timeline,feed,post,my]
+//
+// Needs the bench database of that mode (`npm run bench [-- --quick]` loads it once).
+import { fork, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureData } from './lib/load.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(join(root, 'package.json'));
+const autocannon = require('autocannon');
+
+const argv = process.argv.slice(2);
+const option = (name, fallback) => (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1] : fallback);
+const mode = option('mode', 'quick');
+const requests = Number(option('requests', 6000));
+const only = option('only', 'detail,list,timeline,feed').split(',');
+const base = (process.env.PGURL_BASE ?? 'postgresql://postgres@127.0.0.1:5432').replace(/\/$/, '');
+const NODE_OPTIONS = /^ENV NODE_OPTIONS="([^"]*)"/m.exec(readFileSync(join(root, 'Dockerfile'), 'utf8'))?.[1] ?? '';
+const CONNECTIONS = 8;
+
+const data = await ensureData({ base, name: `twin_bench_${mode}`, mode, root, log: (line) => process.stderr.write(`${line}\n`) });
+const env = { ...process.env, NODE_OPTIONS, NODE_ENV: 'production', DATABASE_URL: data.url };
+const servers = {
+  service: { port: 3310, child: spawn(process.execPath, [join(root, 'dist/src/main.js')], { cwd: root, env: { ...env, PORT: '3310', HOST: '127.0.0.1', RATE_LIMIT_MAX: '0', LOG_LEVEL: 'warn' }, stdio: 'ignore' }) },
+  raw: { port: 3311, child: fork(join(root, 'bench/raw-server.mjs'), [], { cwd: root, env: { ...env, PORT: '3311' }, stdio: 'ignore' }) },
+};
+const stop = () => Object.values(servers).forEach((s) => s.child.kill('SIGTERM'));
+process.on('exit', stop);
+
+/** utime + stime of a process, in µs (the kernel counts in clock ticks of 10 ms). */
+const cpuMicros = (pid) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+};
+
+for (const { port, child } of Object.values(servers)) {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`server on ${port} did not start`);
+    const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
+    if (ok) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+const tenant = { authorization: `Token ${data.token}`, 'x-organization': data.organizationId };
+const scenarios = {
+  detail: { path: `/twins/${data.detailTwin}/`, headers: tenant },
+  list: { path: '/twins/', headers: tenant },
+  my: { path: '/my/twins/', headers: tenant },
+  timeline: { path: '/events/', headers: { ...tenant, 'x-twin': data.timelineTwin } },
+  feed: { path: '/quests/', headers: { ...tenant, 'x-twin': data.timelineTwin } },
+  post: {
+    path: '/events/',
+    method: 'POST',
+    headers: { ...tenant, 'x-twin': data.postTwin, 'content-type': 'application/vnd.api+json' },
+    body: JSON.stringify({ data: { type: 'events', attributes: { name: 'walk', category: 'activity', data: { steps: 4200 } } } }),
+  },
+};
+const load = (port, scenario, amount) =>
+  new Promise((resolve, reject) =>
+    autocannon(
+      { url: `http://127.0.0.1:${port}${scenario.path}`, method: scenario.method ?? 'GET', headers: scenario.headers, body: scenario.body, connections: CONNECTIONS, amount },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    ),
+  );
+
+console.log(`CPU per request, ${requests} requests at ${CONNECTIONS} connections after ${Math.round(requests / 3)} warm-up, ${mode} data`);
+console.log('| scenario | service µs | raw µs | service / raw |\n|---|---:|---:|---:|');
+for (const name of only) {
+  const scenario = scenarios[name];
+  if (!scenario) throw new Error(`unknown scenario ${name} (${Object.keys(scenarios).join(', ')})`);
+  const micros = {};
+  for (const [who, { port, child }] of Object.entries(servers)) {
+    await load(port, scenario, Math.round(requests / 3));
+    const before = cpuMicros(child.pid);
+    const result = await load(port, scenario, requests);
+    if (result.non2xx + result.errors > 0) throw new Error(`${name} on the ${who}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+    micros[who] = (cpuMicros(child.pid) - before) / requests;
+  }
+  console.log(`| ${name} | ${micros.service.toFixed(0)} | ${micros.raw.toFixed(0)} | ${(micros.service / micros.raw).toFixed(2)} |`);
+}
+stop();
+process.exit(0);
