@@ -27,11 +27,11 @@ export class MembershipEntity {
   organizationId: string;
 
   @ManyToOne(() => AccountEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'account_id' })
+  @JoinColumn({ name: 'account_id', foreignKeyConstraintName: 'memberships_account_id_fkey' })
   account: AccountEntity;
 
   @ManyToOne(() => OrganizationEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'organization_id' })
+  @JoinColumn({ name: 'organization_id', foreignKeyConstraintName: 'memberships_organization_id_fkey' })
   organization: OrganizationEntity;
 
   @Column({ type: 'timestamptz', default: () => 'now()' })
@@ -49,7 +49,7 @@ export class AccessTokenEntity {
   accountId: string;
 
   @ManyToOne(() => AccountEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'account_id' })
+  @JoinColumn({ name: 'account_id', foreignKeyConstraintName: 'access_tokens_account_id_fkey' })
   account: AccountEntity;
 
   /** SHA-256 of the token; the plaintext is shown once and never stored. */

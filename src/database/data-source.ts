@@ -13,4 +13,5 @@ const url = process.env.DATABASE_URL;
 if (!url) {
   throw new Error('DATABASE_URL must be set for the migration CLI (the service migrates the embedded database itself at boot).');
 }
-export default new DataSource(dataSourceOptions(url, 1));
+// No statement timeout: as for the service's own migrator, schema work (CREATE EXTENSION postgis) may take long.
+export default new DataSource(dataSourceOptions(url, 1, 0));

@@ -1,4 +1,4 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, Generated, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import type { GeoPoint } from '../database/geometry.js';
 import { AccountEntity } from '../accounts/account.entity.js';
 import { OrganizationEntity } from '../organizations/organization.entity.js';
@@ -27,7 +27,7 @@ export class TwinEntity {
   organizationId: string;
 
   @ManyToOne(() => OrganizationEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'organization_id' })
+  @JoinColumn({ name: 'organization_id', foreignKeyConstraintName: 'twins_organization_id_fkey' })
   organization: OrganizationEntity;
 
   /** The account that created the twin; null for imported places. */
@@ -35,7 +35,7 @@ export class TwinEntity {
   ownerAccountId: string | null;
 
   @ManyToOne(() => AccountEntity, { onDelete: 'SET NULL', nullable: true })
-  @JoinColumn({ name: 'owner_account_id' })
+  @JoinColumn({ name: 'owner_account_id', foreignKeyConstraintName: 'twins_owner_account_id_fkey' })
   owner: AccountEntity | null;
 
   @Column({ type: 'varchar', length: 255 })
@@ -54,7 +54,9 @@ export class TwinEntity {
   @Column({ type: 'geometry', spatialFeatureType: 'Point', srid: 4326, nullable: true })
   location: GeoPoint | null;
 
-  @Column({ type: 'uuid', name: 'personality_id', default: () => 'gen_random_uuid()' })
+  // A database-generated uuid (DEFAULT gen_random_uuid()), declared the way TypeORM reads it back.
+  @Column({ type: 'uuid', name: 'personality_id' })
+  @Generated('uuid')
   personalityId: string;
 
   @Column({ type: 'text', array: true, default: '{}' })
