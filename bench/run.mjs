@@ -208,7 +208,14 @@ async function main() {
   log(`bench: mode ${mode}, ${seconds} s per scenario after ${warmupSeconds} s warm-up, connections ${connectionsList.join(',')}; machine ${cpus().length} × ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   try {
     const client = await connect(`${base}/postgres`);
+    const { rows } = await client.query(
+      `SELECT current_setting('server_version_num') AS version, EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'postgis') AS postgis`,
+    );
     await client.end();
+    if (!rows[0].postgis) {
+      log(`bench: PostGIS is not installed on that PostgreSQL server (apt-get install -y postgresql-${rows[0].version.slice(0, 2)}-postgis-3).`);
+      process.exit(2);
+    }
   } catch (error) {
     if (error instanceof DatabaseUnreachable) {
       log(`bench: ${error.message}\nbench: the benchmark needs a running PostgreSQL with PostGIS (set PGURL_BASE, default postgresql://postgres@127.0.0.1:5432).`);
