@@ -107,9 +107,12 @@ const isUnfiltered = (query: TwinQuery): boolean => Object.entries(query).every(
 /** Visible to every organization (matches the predicates of twins_shared_created_idx / twins_unshared_created_idx). */
 const SHARED = `(s.public OR cardinality(s.services) > 0)`;
 
-/** `count(*)` of the visible twins ($1: the caller's organization), from the trigger-kept twin_counts. */
-const VISIBLE_COUNT = `SELECT (SELECT coalesce(sum(c.shared), 0) FROM twin_counts c)
-     + coalesce((SELECT c.total - c.shared FROM twin_counts c WHERE c.organization_id = $1::uuid), 0) AS count`;
+/**
+ * `count(*)` of the visible twins ($1: the caller's organization), from the trigger-kept twin_counts.
+ * Cast back to bigint: `sum(bigint)` is numeric, which pg hands over as a string (the count is a number).
+ */
+const VISIBLE_COUNT = `SELECT ((SELECT coalesce(sum(c.shared), 0) FROM twin_counts c)
+     + coalesce((SELECT c.total - c.shared FROM twin_counts c WHERE c.organization_id = $1::uuid), 0))::bigint AS count`;
 
 /** `count(*)` of the caller's organization's twins. */
 const OWN_COUNT = `SELECT coalesce((SELECT c.total FROM twin_counts c WHERE c.organization_id = $1::uuid), 0) AS count`;

@@ -264,6 +264,25 @@ describe('twins: forms, writes, visibility and paging', () => {
       expect(own).toEqual(expect.arrayContaining([shown.id, supplier.id, hidden.id, beta.twinId]));
     });
 
+    it('the unfiltered list (counted from twin_counts, paged from the visibility indexes) pages every visible twin once, in order', async () => {
+      // The visibility rule written out here, independently of the service's SQL.
+      const expected: { id: string }[] = await service.dataSource.query(
+        `SELECT t.id FROM twins t WHERE t.organization_id = $1 OR t.public OR cardinality(t.services) > 0 ORDER BY t.created, t.id`,
+        [alpha.organizationId],
+      );
+      const size = 100;
+      const first = (await get(alpha, `/twins/?page_size=${size}`)).json();
+      // A number, not the string pg gives for numeric.
+      expect(first.meta.pagination).toEqual({ page: 1, pages: Math.max(1, Math.ceil(expected.length / size)), count: expected.length });
+      const seen: string[] = first.data.map((t: { id: string }) => t.id);
+      for (let page = 2; page <= first.meta.pagination.pages; page++) {
+        seen.push(...(await get(alpha, `/twins/?page_size=${size}&page_number=${page}`)).json().data.map((t: { id: string }) => t.id));
+      }
+      expect(seen).toEqual(expected.map((row) => row.id));
+      expect(seen).toEqual(expect.arrayContaining([alpha.twinId, shown.id, supplier.id]));
+      expect(seen).not.toContain(hidden.id);
+    });
+
     it('GET /my/twins/ lists only the organization\'s twins, in the own-twins form', async () => {
       const response = await get(alpha, '/my/twins/?page_size=100');
       expect(response.statusCode).toBe(200);
