@@ -6,15 +6,15 @@
 // behalf outside it, as under a sandboxing kernel, is not.)
 //
 //   npm run build && node bench/cpu-per-request.mjs [--mode quick|full] [--requests 6000]
-//                                                   [--only detail,list,timeline,feed,post,my]
+//                                                   [--only detail,list,my,geo,distance,post,timeline,feed]
 //
 // Needs the bench database of that mode (`npm run bench [-- --quick]` loads it once).
-import { fork, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureData } from './lib/load.mjs';
+import { RAW_PORT, scenarios, SERVICE_PORT, startRaw, startService, waitReady } from './lib/servers.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
@@ -26,17 +26,16 @@ const mode = option('mode', 'quick');
 const requests = Number(option('requests', 6000));
 const only = option('only', 'detail,list,timeline,feed').split(',');
 const base = (process.env.PGURL_BASE ?? 'postgresql://postgres@127.0.0.1:5432').replace(/\/$/, '');
-const NODE_OPTIONS = /^ENV NODE_OPTIONS="([^"]*)"/m.exec(readFileSync(join(root, 'Dockerfile'), 'utf8'))?.[1] ?? '';
 const CONNECTIONS = 8;
 
 const data = await ensureData({ base, name: `twin_bench_${mode}`, mode, root, log: (line) => process.stderr.write(`${line}\n`) });
-const env = { ...process.env, NODE_OPTIONS, NODE_ENV: 'production', DATABASE_URL: data.url };
 const servers = {
-  service: { port: 3310, child: spawn(process.execPath, [join(root, 'dist/src/main.js')], { cwd: root, env: { ...env, PORT: '3310', HOST: '127.0.0.1', RATE_LIMIT_MAX: '0', LOG_LEVEL: 'warn' }, stdio: 'ignore' }) },
-  raw: { port: 3311, child: fork(join(root, 'bench/raw-server.mjs'), [], { cwd: root, env: { ...env, PORT: '3311' }, stdio: 'ignore' }) },
+  service: { port: SERVICE_PORT, child: startService(data.url) },
+  raw: { port: RAW_PORT, child: startRaw(data.url) },
 };
 const stop = () => Object.values(servers).forEach((s) => s.child.kill('SIGTERM'));
 process.on('exit', stop);
+await Promise.all(Object.entries(servers).map(([who, { port, child }]) => waitReady(port, child, who)));
 
 /** utime + stime of a process, in µs (the kernel counts in clock ticks of 10 ms). */
 const cpuMicros = (pid) => {
@@ -44,30 +43,9 @@ const cpuMicros = (pid) => {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 };
 
-for (const { port, child } of Object.values(servers)) {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`server on ${port} did not start`);
-    const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
-    if (ok) break;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-const tenant = { authorization: `Token ${data.token}`, 'x-organization': data.organizationId };
-const scenarios = {
-  detail: { path: `/twins/${data.detailTwin}/`, headers: tenant },
-  list: { path: '/twins/', headers: tenant },
-  my: { path: '/my/twins/', headers: tenant },
-  timeline: { path: '/events/', headers: { ...tenant, 'x-twin': data.timelineTwin } },
-  feed: { path: '/quests/', headers: { ...tenant, 'x-twin': data.timelineTwin } },
-  post: {
-    path: '/events/',
-    method: 'POST',
-    headers: { ...tenant, 'x-twin': data.postTwin, 'content-type': 'application/vnd.api+json' },
-    body: JSON.stringify({ data: { type: 'events', attributes: { name: 'walk', category: 'activity', data: { steps: 4200 } } } }),
-  },
-};
+// The bench's own requests, by kind; of the two list pages, the first.
+const byKind = {};
+for (const scenario of scenarios(data)) byKind[scenario.kind] ??= scenario;
 const load = (port, scenario, amount) =>
   new Promise((resolve, reject) =>
     autocannon(
@@ -79,8 +57,8 @@ const load = (port, scenario, amount) =>
 console.log(`CPU per request, ${requests} requests at ${CONNECTIONS} connections after ${Math.round(requests / 3)} warm-up, ${mode} data`);
 console.log('| scenario | service µs | raw µs | service / raw |\n|---|---:|---:|---:|');
 for (const name of only) {
-  const scenario = scenarios[name];
-  if (!scenario) throw new Error(`unknown scenario ${name} (${Object.keys(scenarios).join(', ')})`);
+  const scenario = byKind[name];
+  if (!scenario) throw new Error(`unknown scenario ${name} (${Object.keys(byKind).join(', ')})`);
   const micros = {};
   for (const [who, { port, child }] of Object.entries(servers)) {
     await load(port, scenario, Math.round(requests / 3));

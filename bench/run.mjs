@@ -5,13 +5,14 @@
 //
 // Options: --quick (100,000 twins, 3 s per scenario), --only <substring> (scenarios whose name
 // contains it), --connections 8,50. Environment: PGURL_BASE (postgresql://postgres@127.0.0.1:5432).
-import { fork, spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { connect, DatabaseUnreachable, ensureData, run } from './lib/load.mjs';
+import { RAW_PORT, scenarios, SERVICE_NODE_OPTIONS, SERVICE_PORT, startRaw, startService, waitReady } from './lib/servers.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
@@ -29,38 +30,11 @@ const warmupSeconds = Number(option('warmup', mode === 'quick' ? 1 : 3));
 const connectionsList = option('connections', '8,50').split(',').map(Number);
 const only = option('only', undefined);
 const base = (process.env.PGURL_BASE ?? 'postgresql://postgres@127.0.0.1:5432').replace(/\/$/, '');
-const SERVICE_PORT = Number(process.env.BENCH_SERVICE_PORT ?? 3310);
-const RAW_PORT = Number(process.env.BENCH_RAW_PORT ?? 3311);
 const log = (line) => process.stderr.write(`${line}\n`);
 
 const TARGETS = {
   detail: 0.7, list: 0.7, my: 0.7, timeline: 0.7, feed: 0.7, geo: 0.85, distance: 0.85, post: 0.6,
 };
-
-function scenarios(d) {
-  const tenant = { authorization: `Token ${d.token}`, 'x-organization': d.organizationId };
-  const asTwin = (twin) => ({ ...tenant, 'x-twin': twin });
-  const geo = { ...tenant, accept: 'application/geo+json' };
-  return [
-    { name: 'twin detail', kind: 'detail', path: `/twins/${d.detailTwin}/`, headers: tenant },
-    { name: 'list page 1', kind: 'list', path: '/twins/', headers: tenant },
-    { name: 'list page 100', kind: 'list', path: '/twins/?page_number=100', headers: tenant },
-    { name: '/my/twins/', kind: 'my', path: '/my/twins/', headers: tenant },
-    { name: `geo ~1k (${d.geo1k.count})`, kind: 'geo', path: `/twins/?in_bbox=${d.geo1k.box}&page_size=1000`, headers: geo },
-    { name: `geo ~10k (${d.geo10k.count})`, kind: 'geo', path: `/twins/?in_bbox=${d.geo10k.box}&page_size=10000`, headers: geo },
-    { name: `distance (${d.distCount} within ${d.dist} m)`, kind: 'distance', path: `/twins/?point=${d.point}&dist=${d.dist}`, headers: tenant },
-    {
-      name: 'POST /events/',
-      kind: 'post',
-      path: '/events/',
-      method: 'POST',
-      headers: { ...asTwin(d.postTwin), 'content-type': 'application/vnd.api+json' },
-      body: JSON.stringify({ data: { type: 'events', attributes: { name: 'walk', category: 'activity', data: { steps: 4200, device: 'watch', route: { km: 3.2 } } } } }),
-    },
-    { name: 'timeline page', kind: 'timeline', path: '/events/', headers: asTwin(d.timelineTwin) },
-    { name: 'quest feed', kind: 'feed', path: '/quests/', headers: asTwin(d.timelineTwin) },
-  ];
-}
 
 function cannon(port, scenario, connections, duration) {
   return new Promise((resolve, reject) => {
@@ -85,41 +59,6 @@ const summary = (r) => ({
   p99: r.latency.p99,
   errors: r.errors + r.timeouts + r.non2xx,
 });
-
-async function waitReady(port, child, name) {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode} before it was ready`);
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}/health`);
-      if (response.ok) return;
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`${name} did not answer /health within 60 s`);
-}
-
-/** The NODE_OPTIONS the production image runs with (Dockerfile), so the service is measured as deployed. */
-const SERVICE_NODE_OPTIONS = /^ENV NODE_OPTIONS="([^"]*)"/m.exec(readFileSync(join(root, 'Dockerfile'), 'utf8'))?.[1] ?? '';
-
-function startService(url) {
-  const child = spawn(process.execPath, [join(root, 'dist/src/main.js')], {
-    cwd: root,
-    env: { ...process.env, NODE_OPTIONS: SERVICE_NODE_OPTIONS, NODE_ENV: 'production', DATABASE_URL: url, PORT: String(SERVICE_PORT), HOST: '127.0.0.1', RATE_LIMIT_MAX: '0', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  child.stderr.on('data', (chunk) => process.env.BENCH_VERBOSE && process.stderr.write(chunk));
-  return child;
-}
-
-function startRaw(url) {
-  return fork(join(root, 'bench/raw-server.mjs'), [], {
-    cwd: root,
-    // The same V8 heap bounds as the service: the ratio is about the framework layers, not heap sizing.
-    env: { ...process.env, NODE_OPTIONS: SERVICE_NODE_OPTIONS, NODE_ENV: 'production', DATABASE_URL: url, PORT: String(RAW_PORT) },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-}
 
 /** VmHWM / VmRSS of a process, in MB. */
 function memory(pid) {

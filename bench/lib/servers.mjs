@@ -1,0 +1,72 @@
+// The two servers the benchmarks compare and the requests they are compared on, shared by
+// bench/run.mjs (throughput) and bench/cpu-per-request.mjs (CPU time per request).
+import { fork, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+
+export const SERVICE_PORT = Number(process.env.BENCH_SERVICE_PORT ?? 3310);
+export const RAW_PORT = Number(process.env.BENCH_RAW_PORT ?? 3311);
+
+/** The NODE_OPTIONS the production image runs with (Dockerfile), so the service is measured as deployed. */
+export const SERVICE_NODE_OPTIONS = /^ENV NODE_OPTIONS="([^"]*)"/m.exec(readFileSync(join(root, 'Dockerfile'), 'utf8'))?.[1] ?? '';
+
+export async function waitReady(port, child, name) {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode} before it was ready`);
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/health`);
+      if (response.ok) return;
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${name} did not answer /health within 60 s`);
+}
+
+export function startService(url) {
+  const child = spawn(process.execPath, [join(root, 'dist/src/main.js')], {
+    cwd: root,
+    env: { ...process.env, NODE_OPTIONS: SERVICE_NODE_OPTIONS, NODE_ENV: 'production', DATABASE_URL: url, PORT: String(SERVICE_PORT), HOST: '127.0.0.1', RATE_LIMIT_MAX: '0', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  child.stderr.on('data', (chunk) => process.env.BENCH_VERBOSE && process.stderr.write(chunk));
+  return child;
+}
+
+export function startRaw(url) {
+  return fork(join(root, 'bench/raw-server.mjs'), [], {
+    cwd: root,
+    // The same V8 heap bounds as the service: the ratio is about the framework layers, not heap sizing.
+    env: { ...process.env, NODE_OPTIONS: SERVICE_NODE_OPTIONS, NODE_ENV: 'production', DATABASE_URL: url, PORT: String(RAW_PORT) },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+}
+
+/** The benchmarked requests on a loaded dataset `d` (bench/lib/load.mjs), each with its target `kind`. */
+export function scenarios(d) {
+  const tenant = { authorization: `Token ${d.token}`, 'x-organization': d.organizationId };
+  const asTwin = (twin) => ({ ...tenant, 'x-twin': twin });
+  const geo = { ...tenant, accept: 'application/geo+json' };
+  return [
+    { name: 'twin detail', kind: 'detail', path: `/twins/${d.detailTwin}/`, headers: tenant },
+    { name: 'list page 1', kind: 'list', path: '/twins/', headers: tenant },
+    { name: 'list page 100', kind: 'list', path: '/twins/?page_number=100', headers: tenant },
+    { name: '/my/twins/', kind: 'my', path: '/my/twins/', headers: tenant },
+    { name: `geo ~1k (${d.geo1k.count})`, kind: 'geo', path: `/twins/?in_bbox=${d.geo1k.box}&page_size=1000`, headers: geo },
+    { name: `geo ~10k (${d.geo10k.count})`, kind: 'geo', path: `/twins/?in_bbox=${d.geo10k.box}&page_size=10000`, headers: geo },
+    { name: `distance (${d.distCount} within ${d.dist} m)`, kind: 'distance', path: `/twins/?point=${d.point}&dist=${d.dist}`, headers: tenant },
+    {
+      name: 'POST /events/',
+      kind: 'post',
+      path: '/events/',
+      method: 'POST',
+      headers: { ...asTwin(d.postTwin), 'content-type': 'application/vnd.api+json' },
+      body: JSON.stringify({ data: { type: 'events', attributes: { name: 'walk', category: 'activity', data: { steps: 4200, device: 'watch', route: { km: 3.2 } } } } }),
+    },
+    { name: 'timeline page', kind: 'timeline', path: '/events/', headers: asTwin(d.timelineTwin) },
+    { name: 'quest feed', kind: 'feed', path: '/quests/', headers: asTwin(d.timelineTwin) },
+  ];
+}
