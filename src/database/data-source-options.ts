@@ -2,8 +2,6 @@ import type { DataSourceOptions } from 'typeorm';
 import { migrations } from '../../db/migrations/index.js';
 import { entities } from './entities.js';
 
-export const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000;
-
 /**
  * The client-side bound on a query (pooled-queries.ts) for a database that stops answering, where the
  * server-side timeout cannot fire: the statement timeout plus a second; 0 (migrations) turns both off.
@@ -14,7 +12,7 @@ export const readTimeoutMs = (statementTimeoutMs: number): number => (statementT
  * The single description of how the service talks to PostgreSQL, used by the app, the CLI, the
  * migration command and the tests. `synchronize` is never on: migrations own the schema.
  */
-export function dataSourceOptions(url: string, poolSize: number, statementTimeoutMs = DEFAULT_STATEMENT_TIMEOUT_MS): DataSourceOptions {
+export function dataSourceOptions(url: string, poolSize: number, statementTimeoutMs: number): DataSourceOptions {
   return {
     type: 'postgres',
     url,

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
-import { DEFAULT_STATEMENT_TIMEOUT_MS, dataSourceOptions, readTimeoutMs } from './data-source-options.js';
+import { dataSourceOptions, readTimeoutMs } from './data-source-options.js';
 import { EMBEDDED_POOL_SIZE, EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js';
 import { installPooledQueries } from './pooled-queries.js';
 import { installPgTypeParsers } from './timestamps.js';
@@ -17,7 +17,7 @@ export class Database {
     private readonly embedded: EmbeddedPostgres | undefined,
   ) {}
 
-  static async open(config: Pick<AppConfig, 'databaseUrl' | 'dataDir' | 'databasePoolSize'> & Partial<Pick<AppConfig, 'databaseStatementTimeoutMs'>>, logger = new Logger('Database')): Promise<Database> {
+  static async open(config: Pick<AppConfig, 'databaseUrl' | 'dataDir' | 'databasePoolSize' | 'databaseStatementTimeoutMs'>, logger = new Logger('Database')): Promise<Database> {
     installPgTypeParsers();
     let embedded: EmbeddedPostgres | undefined;
     let url = config.databaseUrl;
@@ -31,13 +31,12 @@ export class Database {
     } else {
       logger.log(`database: PostgreSQL at ${redactUrl(url)}`);
     }
-    const statementTimeoutMs = config.databaseStatementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
-    const dataSource = new DataSource(dataSourceOptions(url, poolSize, statementTimeoutMs));
+    const dataSource = new DataSource(dataSourceOptions(url, poolSize, config.databaseStatementTimeoutMs));
     try {
       await migrate(url, logger);
       await dataSource.initialize();
       // Client-side read timeout on every pooled query; queries outside transactions straight to the pool.
-      installPooledQueries(dataSource, readTimeoutMs(statementTimeoutMs));
+      installPooledQueries(dataSource, readTimeoutMs(config.databaseStatementTimeoutMs));
     } catch (error) {
       if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
       await embedded?.stop().catch(() => undefined);

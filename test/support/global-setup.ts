@@ -22,7 +22,7 @@ export default async function globalSetup(): Promise<void> {
     process.env.TEST_DATABASE_URL = url;
     process.env.TEST_DATABASE_KIND = 'embedded';
   }
-  const database = await Database.open({ databaseUrl: url, dataDir: '', databasePoolSize: 1 }, { log: () => undefined } as never);
+  const database = await Database.open({ databaseUrl: url, dataDir: '', databasePoolSize: 1, databaseStatementTimeoutMs: 0 }, { log: () => undefined } as never);
   await database.close();
   process.stdout.write(`\ne2e database: ${process.env.TEST_DATABASE_KIND} (ready in ${Date.now() - started} ms)\n`);
 }

@@ -1,4 +1,5 @@
 import { HttpException } from '@nestjs/common';
+import { READ_TIMEOUT_MESSAGE } from '../../database/pooled-queries.js';
 import { ApiError, ErrorSource } from './api-error.js';
 
 /** One error object of a JSON:API errors document. */
@@ -66,8 +67,10 @@ const HTTP_CODES: Record<number, string> = {
 // not 08P01 (protocol violation: a bug).
 const UNAVAILABLE_SQLSTATES = /^(0800[01346]|53300|57P0[1-3]|57014)$/;
 const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
-const UNAVAILABLE_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|connect ECONNREFUSED|the database system is (starting up|shutting down)|Cannot use a pool after calling end|Query read timeout/i;
+const UNAVAILABLE_MESSAGES = new RegExp(
+  `Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|connect ECONNREFUSED|the database system is (starting up|shutting down)|Cannot use a pool after calling end|${READ_TIMEOUT_MESSAGE}`,
+  'i',
+);
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!error || typeof error !== 'object') return false;
