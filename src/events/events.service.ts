@@ -6,7 +6,7 @@ import type { TwinTenant } from '../common/auth/tenant.js';
 import { conflict, invalidDocument, invalidHeader, notFound, unprocessable } from '../common/json-api/api-error.js';
 import { loadPage, type Page, readPageRequest } from '../common/json-api/pagination.js';
 import { isUuid, params, readQuery } from '../common/json-api/query.js';
-import type { ResourceDocument } from '../common/json-api/resource-body.js';
+import { assertIdMatchesPath, type ResourceDocument } from '../common/json-api/resource-body.js';
 import type { ResourceObject } from '../common/json-api/resource.js';
 import type { CreateEventAttributes, UpdateEventAttributes } from './dto/event.dto.js';
 import { MAX_EVENT_DATA_BYTES, requestHash, serializedSize, splitDataPatch } from './event-data.js';
@@ -91,7 +91,7 @@ export class EventsService {
 
   /** Merges the patch in one statement; a result over the data limit rolls back with a 400. */
   async update(tenant: TwinTenant, id: string, document: ResourceDocument<UpdateEventAttributes>): Promise<ResourceObject> {
-    assertSameId(document.id, id);
+    assertIdMatchesPath(document.id, id);
     const { name, category, data } = document.attributes;
     const { set, remove } = splitDataPatch(data ?? {});
     const row = await this.dataSource.transaction(async (manager) => {
@@ -108,7 +108,7 @@ export class EventsService {
   }
 
   async delete(tenant: TwinTenant, id: string, document: ResourceDocument<unknown> | undefined): Promise<void> {
-    if (document) assertSameId(document.id, id);
+    if (document) assertIdMatchesPath(document.id, id);
     const deleted = await this.events.delete(tenant, id, this.bus.channel);
     if (!deleted) throw notFound('No such event on the timeline of this twin.');
     const change: EventChange = { op: 'deleted', twinId: tenant.twin.id, id };
@@ -132,12 +132,5 @@ export class EventsService {
     if (now - this.lastPurge < PURGE_INTERVAL_MS) return;
     this.lastPurge = now;
     this.events.purgeIdempotencyKeys(IDEMPOTENCY_RETENTION_HOURS).catch((error: Error) => this.logger.warn(`purging idempotency keys failed: ${error.message}`));
-  }
-}
-
-/** JSON:API: a document `id` that differs from the URL's is a 409 Conflict. */
-function assertSameId(documentId: string | undefined, pathId: string): void {
-  if (documentId !== undefined && documentId.toLowerCase() !== pathId) {
-    throw conflict(`"id" must be the id of the URL (${pathId}).`, { pointer: '/data/id' }, 'id_mismatch');
   }
 }

@@ -4,7 +4,7 @@ import type { TwinTenant } from '../common/auth/tenant.js';
 import { conflict, forbidden, invalidDocument, notFound } from '../common/json-api/api-error.js';
 import { loadPage, type Page, readPageRequest } from '../common/json-api/pagination.js';
 import { params, readQuery } from '../common/json-api/query.js';
-import { readToOne, type ResourceDocument } from '../common/json-api/resource-body.js';
+import { assertIdMatchesPath, readToOne, type ResourceDocument } from '../common/json-api/resource-body.js';
 import type { ResourceObject } from '../common/json-api/resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { ImageUrl } from '../images/image-links.js';
@@ -100,7 +100,7 @@ export class QuestsService {
   }
 
   async update(tenant: TwinTenant, id: string, document: ResourceDocument<UpdateQuestAttributes>, url: ImageUrl): Promise<ResourceObject> {
-    if (document.id?.toLowerCase() !== id) throw conflict('"id" must be the id in the path.', { pointer: '/data/id' }, 'id_mismatch');
+    assertIdMatchesPath(document.id, id);
     const attributes = document.attributes;
     const changes: QuestChanges = {
       name: attributes.name,

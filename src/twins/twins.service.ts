@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Tenant } from '../common/auth/tenant.js';
 import { ConcurrencyLimit } from '../common/concurrency.js';
-import { conflict, invalidDocument, invalidHeader, invalidParameter, notFound } from '../common/json-api/api-error.js';
+import { invalidDocument, invalidHeader, invalidParameter, notFound } from '../common/json-api/api-error.js';
 import { RawBody } from '../common/json-api/envelope.js';
 import { assertPageExists, loadPage, Page, pageLinks, paginationMeta, readPageRequest, type PageRequest } from '../common/json-api/pagination.js';
-import type { ResourceDocument } from '../common/json-api/resource-body.js';
+import { assertIdMatchesPath, type ResourceDocument } from '../common/json-api/resource-body.js';
 import type { ResourceObject } from '../common/json-api/resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinAttributes } from './dto/twin-attributes.dto.js';
@@ -99,9 +99,7 @@ export class TwinsService {
 
   /** `PATCH /my/twins/<TWIN_ID>/`: twins of the caller's organization only; any other id is a 404. */
   async update(tenant: Tenant, id: string, document: ResourceDocument<TwinAttributes>): Promise<ResourceObject> {
-    if (document.id !== undefined && document.id.toLowerCase() !== id) {
-      throw conflict('"id" must match the twin in the path.', { pointer: '/data/id' }, 'id_mismatch');
-    }
+    assertIdMatchesPath(document.id, id);
     const changes = await this.changes(tenant, document, id);
     const row = await this.twins.update(tenant, id, changes);
     if (!row) throw notFound('No such twin in your organization.');

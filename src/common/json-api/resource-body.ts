@@ -12,7 +12,7 @@ export interface ResourceBodyOptions<A extends object> {
   type: string;
   /** class-validator class describing the accepted attributes; any other attribute is refused. */
   attributes?: Constructor<A>;
-  /** `required`: the document must carry `data.id`; `optional`: it may. Either way it must match `pathId`. */
+  /** `required`: the document must carry `data.id`; `optional`: it may. The service checks it with assertIdMatchesPath. */
   id?: 'required' | 'optional' | 'forbidden';
   /** Relationship names the document may carry. */
   relationships?: string[];
@@ -187,4 +187,11 @@ function readIdentifier(item: unknown, type: string, pointer: string): string {
   if (item.type !== type) throw conflict(`"type" must be "${type}".`, { pointer: `${pointer}/type` }, 'type_mismatch');
   if (!isUuid(item.id)) throw invalidDocument('"id" must be a UUID.', `${pointer}/id`);
   return item.id.toLowerCase();
+}
+
+/** JSON:API: a document `id` that differs from the one in the URL is a 409 Conflict. */
+export function assertIdMatchesPath(documentId: string | undefined, pathId: string): void {
+  if (documentId !== undefined && documentId.toLowerCase() !== pathId) {
+    throw conflict(`"id" must be the id of the URL (${pathId}).`, { pointer: '/data/id' }, 'id_mismatch');
+  }
 }
