@@ -9,14 +9,13 @@ import { ApiError } from './common/json-api/api-error.js';
 import { EnvelopeInterceptor } from './common/json-api/envelope.interceptor.js';
 import { JsonApiErrorFilter, sendError } from './common/json-api/error.filter.js';
 import { TOKEN_PREFIX } from './common/auth/tokens.js';
+import { IMAGE_CONTENT_TYPES } from './images/image-format.js';
 import { RouteTable } from './common/http/route-table.js';
 import { setupOpenApi } from './common/openapi/setup.js';
 import type { AppConfig, LogLevel } from './config/app-config.js';
 
 /** Media types whose bodies are parsed as JSON; anything else with a body is a 415. */
 export const JSON_MEDIA_TYPES = ['application/vnd.api+json', 'application/json'];
-/** Raw upload media types (images), read as bytes and checked by the images module. */
-export const IMAGE_MEDIA_TYPES = ['image/png', 'image/jpeg', 'image/webp', 'image/gif'];
 
 const NEST_LEVELS: Record<LogLevel, NestLogLevel[]> = {
   fatal: ['fatal'],
@@ -165,6 +164,7 @@ function configureBodyParsers(fastify: FastifyInstance, config: AppConfig): void
     if (body === '' || body === undefined) return done(null, undefined);
     parseJson(request, body as string, done);
   });
-  fastify.addContentTypeParser(IMAGE_MEDIA_TYPES, { parseAs: 'buffer', bodyLimit: config.imageLimitBytes }, (_request, body, done) => done(null, body));
+  // Image uploads are read as bytes and checked by the images module.
+  fastify.addContentTypeParser([...IMAGE_CONTENT_TYPES], { parseAs: 'buffer', bodyLimit: config.imageLimitBytes }, (_request, body, done) => done(null, body));
 }
 
