@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { SqlParams } from '../database/sql-params.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import type { PageRequest } from '../common/json-api/pagination.js';
 import type { ResourceObject } from '../common/json-api/resource.js';
@@ -213,15 +214,11 @@ export class EventsRepository {
 }
 
 function timelineWhere(tenant: TwinTenant, filter: TimelineFilter): { where: string; values: unknown[] } {
-  const values: unknown[] = [tenant.twin.id, tenant.organization.id];
-  const clauses = ['e.twin_id = $1', 'e.organization_id = $2'];
-  const add = (sql: (n: string) => string, value: unknown) => {
-    values.push(value);
-    clauses.push(sql(`$${values.length}`));
-  };
-  if (filter.name !== undefined) add((n) => `e.name = ${n}`, filter.name);
-  if (filter.category !== undefined) add((n) => `e.category = ${n}`, filter.category);
-  if (filter.since !== undefined) add((n) => `e."timestamp" >= ${n}::timestamptz`, filter.since);
-  if (filter.until !== undefined) add((n) => `e."timestamp" < ${n}::timestamptz`, filter.until);
-  return { where: clauses.join(' AND '), values };
+  const p = new SqlParams();
+  const clauses = [`e.twin_id = ${p.add(tenant.twin.id)}`, `e.organization_id = ${p.add(tenant.organization.id)}`];
+  if (filter.name !== undefined) clauses.push(`e.name = ${p.add(filter.name)}`);
+  if (filter.category !== undefined) clauses.push(`e.category = ${p.add(filter.category)}`);
+  if (filter.since !== undefined) clauses.push(`e."timestamp" >= ${p.add(filter.since, '::timestamptz')}`);
+  if (filter.until !== undefined) clauses.push(`e."timestamp" < ${p.add(filter.until, '::timestamptz')}`);
+  return { where: clauses.join(' AND '), values: p.values };
 }

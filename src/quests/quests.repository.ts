@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { SqlParams } from '../database/sql-params.js';
 import type { Tenant, TwinTenant } from '../common/auth/tenant.js';
 import type { PageRequest } from '../common/json-api/pagination.js';
 import { visibleTwinSql } from '../twins/twin-visibility.js';
@@ -106,19 +107,10 @@ const ORDER = `ORDER BY q.created DESC, q.id DESC`;
 
 const TASK_COLUMNS = 'k.id, k.quest_id, k.name, k.description, k.position, k.place_twin_id, k.created, k.modified';
 
-/** Collects `$n` parameters next to the SQL that uses them. */
-class Params {
-  readonly values: unknown[] = [];
-  add(value: unknown): string {
-    this.values.push(value);
-    return `$${this.values.length}`;
-  }
-}
-
 /** Case-insensitive "contains", without LIKE wildcards to escape. */
 const contains = (column: string, placeholder: string) => `strpos(lower(${column}), lower(${placeholder})) > 0`;
 
-function textFilters(filters: DiscoveryFilters, params: Params): string[] {
+function textFilters(filters: DiscoveryFilters, params: SqlParams): string[] {
   const where: string[] = [];
   if (filters.owned_by !== undefined) where.push(`q.twin_id = ${params.add(filters.owned_by)}`);
   if (filters.name !== undefined) where.push(contains('q.name', params.add(filters.name)));
@@ -132,16 +124,16 @@ export class QuestsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /** The discovery feed: public quests whose creating twin the tenant can see. */
-  private discoveryWhere(tenant: Tenant, filters: DiscoveryFilters): { where: string; params: Params } {
-    const params = new Params();
+  private discoveryWhere(tenant: Tenant, filters: DiscoveryFilters): { where: string; params: SqlParams } {
+    const params = new SqlParams();
     const organization = params.add(tenant.organization.id);
     const where = [`q.public`, visibleTwinSql('t', organization), ...textFilters(filters, params)];
     return { where: where.join(' AND '), params };
   }
 
   /** The acting twin's quests: those it created and its copies of others' (both have `twin_id` = the twin). */
-  private mineWhere(tenant: TwinTenant, filters: MyQuestFilters): { where: string; params: Params } {
-    const params = new Params();
+  private mineWhere(tenant: TwinTenant, filters: MyQuestFilters): { where: string; params: SqlParams } {
+    const params = new SqlParams();
     const where = [`q.organization_id = ${params.add(tenant.organization.id)}`, `q.twin_id = ${params.add(tenant.twin.id)}`];
     if (filters.is_original !== undefined) where.push(filters.is_original ? `q.original_id IS NULL` : `q.original_id IS NOT NULL`);
     if (filters.original !== undefined) where.push(`q.original_id = ${params.add(filters.original)}`);
@@ -234,7 +226,7 @@ export class QuestsRepository {
   }
 
   async update(tenant: TwinTenant, id: string, changes: QuestChanges, manager: EntityManager): Promise<void> {
-    const params = new Params();
+    const params = new SqlParams();
     const sets: string[] = [];
     const set = (column: string, value: unknown) => value !== undefined && sets.push(`${column} = ${params.add(value)}`);
     set('name', changes.name);

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { SqlParams } from '../database/sql-params.js';
 import type { Tenant } from '../common/auth/tenant.js';
 import type { PageRequest } from '../common/json-api/pagination.js';
 import type { GeoPoint } from '../database/geometry.js';
@@ -141,22 +142,13 @@ const OWN_PAGE = `SELECT ${COLUMNS}
     JOIN twins t ON t.id = p.id
    ORDER BY p.created, p.id`;
 
-/** Collects `$n` parameters while a statement is written. */
-class Params {
-  readonly values: unknown[] = [];
-  add(value: unknown, cast = ''): string {
-    this.values.push(value);
-    return `$${this.values.length}${cast}`;
-  }
-}
-
 interface Compiled {
   where: string;
   orderBy: string;
-  params: Params;
+  params: SqlParams;
 }
 
-const geographyPoint = (p: Params, lon: number, lat: number) =>
+const geographyPoint = (p: SqlParams, lon: number, lat: number) =>
   `ST_SetSRID(ST_MakePoint(${p.add(lon, '::float8')}, ${p.add(lat, '::float8')}), 4326)::geography`;
 
 /**
@@ -182,7 +174,7 @@ export class TwinsRepository {
    * `personality`/`ordering`, follows twins_created_idx / twins_organization_idx.
    */
   private compile(tenant: Tenant, query: TwinQuery, ordered = true): Compiled {
-    const p = new Params();
+    const p = new SqlParams();
     const organization = p.add(tenant.organization.id, '::uuid');
     const conditions = [query.own ? `t.organization_id = ${organization}` : visibleTwinSql('t', organization)];
     const order: string[] = [];
@@ -301,7 +293,7 @@ export class TwinsRepository {
 
   /** Creates a twin in the caller's organization, owned by the calling account. */
   async create(tenant: Tenant, changes: TwinChanges): Promise<TwinRow> {
-    const p = new Params();
+    const p = new SqlParams();
     const columns = ['organization_id', 'owner_account_id'];
     const values = [p.add(tenant.organization.id, '::uuid'), p.add(tenant.account.id, '::uuid')];
     for (const [column, value] of this.assignments(p, changes)) {
@@ -320,7 +312,7 @@ export class TwinsRepository {
    * of other organizations are not writable, whether or not they are visible).
    */
   async update(tenant: Tenant, id: string, changes: TwinChanges): Promise<TwinRow | undefined> {
-    const p = new Params();
+    const p = new SqlParams();
     const organization = p.add(tenant.organization.id, '::uuid');
     const twin = p.add(id, '::uuid');
     const sets = this.assignments(p, changes).map(([column, value]) => `${column} = ${value}`);
@@ -334,7 +326,7 @@ export class TwinsRepository {
   }
 
   /** `[column, value expression]` for each given change; column names come from WRITABLE only. */
-  private assignments(p: Params, changes: TwinChanges): [string, string][] {
+  private assignments(p: SqlParams, changes: TwinChanges): [string, string][] {
     const out: [string, string][] = [];
     for (const [column, value] of Object.entries(changes)) {
       if (value === undefined) continue;
