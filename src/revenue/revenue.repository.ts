@@ -24,14 +24,15 @@ export class RevenueRepository {
     );
   }
 
-  /** The exact sum (a decimal string) of the revenue entries of the quests the acting twin created. */
+  /**
+   * The exact sum (a decimal string) of the revenue entries of the quests the acting twin created:
+   * each entry records that twin (`twin_id`, the quest's creator) when it is written, so no join to
+   * quests is needed (revenue_entries_twin_idx). The twin guard has tied the twin to the organization.
+   */
   async totalForTwin(tenant: TwinTenant): Promise<string> {
     const rows: { total: string }[] = await this.dataSource.query(
-      `SELECT coalesce(sum(r.amount), 0)::text AS total
-         FROM revenue_entries r
-         JOIN quests q ON q.id = r.quest_id
-        WHERE q.organization_id = $1 AND q.twin_id = $2`,
-      [tenant.organization.id, tenant.twin.id],
+      `SELECT coalesce(sum(r.amount), 0)::text AS total FROM revenue_entries r WHERE r.twin_id = $1`,
+      [tenant.twin.id],
     );
     return rows[0].total;
   }
