@@ -231,6 +231,19 @@ describe('quests: creation, feeds, changes, tasks and embarking', () => {
       const both = await q.send(beta, 'GET', `/quests/?owned_by=${beta.twinId}&page_size=1&page_number=1`);
       expect(both.json().links.next).toBeNull();
       expectError(await q.send(alpha, 'GET', `/quests/?owned_by=${alpha.twinId}&page_number=2`), 404);
+
+      // Several pages: one quest each, in the feed's order, with next/prev links.
+      const feed = ids(await q.send(alpha, 'GET', '/quests/?page_size=100'));
+      expect(feed.length).toBeGreaterThanOrEqual(2);
+      const paged: string[] = [];
+      for (let page = 1; page <= feed.length; page++) {
+        const body = (await q.send(alpha, 'GET', `/quests/?page_size=1&page_number=${page}`)).json();
+        expect(body.meta.pagination).toEqual({ page, pages: feed.length, count: feed.length });
+        expect(body.links.prev === null).toBe(page === 1);
+        expect(body.links.next === null).toBe(page === feed.length);
+        paged.push(...body.data.map((quest: { id: string }) => quest.id));
+      }
+      expect(paged).toEqual(feed);
     });
 
     it('400 naming the parameter for unknown or malformed filters', async () => {
