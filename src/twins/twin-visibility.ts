@@ -7,5 +7,14 @@
  * caller's organization id (e.g. `$1`).
  */
 export function visibleTwinSql(alias: string, organizationParam: string): string {
-  return `(${alias}.public OR cardinality(${alias}.services) > 0 OR ${alias}.organization_id = ${organizationParam})`;
+  return `(${sharedTwinSql(alias)} OR ${alias}.organization_id = ${organizationParam})`;
+}
+
+/**
+ * The half of the rule that does not depend on the caller: twins every organization sees (public or
+ * supplier). The partial indexes twins_shared_created_idx / twins_unshared_created_idx (migration
+ * 1763790000000) are declared with this very predicate, so the planner can use them for it.
+ */
+export function sharedTwinSql(alias: string): string {
+  return `(${alias}.public OR cardinality(${alias}.services) > 0)`;
 }

@@ -5,7 +5,7 @@ import type { Tenant } from '../common/auth/tenant.js';
 import type { PageRequest } from '../common/json-api/pagination.js';
 import type { GeoPoint } from '../database/geometry.js';
 import type { TwinFilters } from './twin-filters.js';
-import { visibleTwinSql } from './twin-visibility.js';
+import { sharedTwinSql, visibleTwinSql } from './twin-visibility.js';
 
 export interface NewTwin {
   organizationId: string;
@@ -105,8 +105,8 @@ const COLUMNS = `t.id, t.organization_id, t.created, t.modified, t.name, t.descr
 /** True when a list has no filter beyond visibility (or own organization): the counted, index-only paths below. */
 const isUnfiltered = (query: TwinQuery): boolean => Object.entries(query).every(([key, value]) => key === 'own' || value === undefined);
 
-/** Visible to every organization (matches the predicates of twins_shared_created_idx / twins_unshared_created_idx). */
-const SHARED = `(s.public OR cardinality(s.services) > 0)`;
+/** Visible to every organization (the predicate of twins_shared_created_idx / twins_unshared_created_idx). */
+const SHARED = sharedTwinSql('s');
 
 /**
  * `count(*)` of the visible twins ($1: the caller's organization), from the trigger-kept twin_counts.
