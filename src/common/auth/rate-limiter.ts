@@ -23,7 +23,8 @@ export abstract class RateLimiter {
   protected abstract increment(key: string, windowStart: number, windowMs: number): Promise<number>;
 
   static create(config: AppConfig): RateLimiter {
-    return config.redisUrl ? new RedisRateLimiter(config, config.redisUrl) : new MemoryRateLimiter(config);
+    // With limiting off (RATE_LIMIT_MAX=0) nothing is counted: no Redis connection to keep open.
+    return config.redisUrl && config.rateLimitMax > 0 ? new RedisRateLimiter(config, config.redisUrl) : new MemoryRateLimiter(config);
   }
 }
 
@@ -58,18 +59,21 @@ return count`;
  */
 export class RedisRateLimiter extends RateLimiter implements OnApplicationShutdown {
   private readonly logger = new Logger('RateLimiter');
-  private readonly redis: Redis;
+  private readonly redis: Redis & { incrementWindow(key: string, windowMs: string): Promise<number> };
   private lastWarning = 0;
 
   constructor(config: AppConfig, url: string) {
     super(config);
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, connectTimeout: 1000 });
+    const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 1000 });
+    // Sent by its SHA (EVALSHA, the script itself only when Redis does not have it yet), not on every request.
+    redis.defineCommand('incrementWindow', { numberOfKeys: 1, lua: INCREMENT_SCRIPT });
+    this.redis = redis as typeof this.redis;
     this.redis.on('error', (error) => this.warn(error));
   }
 
   protected async increment(key: string, windowStart: number, windowMs: number): Promise<number> {
     try {
-      const count = await this.redis.eval(INCREMENT_SCRIPT, 1, `twin-service:rate:${key}:${windowStart}`, String(windowMs));
+      const count = await this.redis.incrementWindow(`twin-service:rate:${key}:${windowStart}`, String(windowMs));
       return Number(count);
     } catch (error) {
       this.warn(error);
