@@ -64,8 +64,9 @@ class ServiceFastifyAdapter extends FastifyAdapter {
 const shuttingDown = () =>
   new ApiError(503, 'shutting_down', 'Service unavailable', 'The service is shutting down; retry the request.', undefined, { 'Retry-After': '1' });
 
+const TOKEN_IN_TEXT = new RegExp(`${TOKEN_PREFIX}[A-Za-z0-9_-]{16,}`, 'g');
 /** Masks anything shaped like an access token (`tw_` + base64url) in a string bound for the logs. */
-export const redactTokens = (text: string): string => text.replace(new RegExp(`${TOKEN_PREFIX}[A-Za-z0-9_-]{16,}`, 'g'), `${TOKEN_PREFIX}[redacted]`);
+export const redactTokens = (text: string): string => text.replace(TOKEN_IN_TEXT, `${TOKEN_PREFIX}[redacted]`);
 
 /**
  * Builds the whole HTTP application (used by main.ts, the tests and the benchmark), so what is tested

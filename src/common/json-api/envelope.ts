@@ -12,12 +12,11 @@ export class RawBody<T> {
  * The one envelope builder: a resource or list becomes `{data}`, a page becomes
  * `{links, data, meta: {pagination}}`.
  */
-export function buildEnvelope(result: unknown, requestUrl: URL | (() => URL)): unknown {
+export function buildEnvelope(result: unknown, requestUrl: () => URL): unknown {
   if (result instanceof RawBody) return result.body;
   if (result instanceof Page) {
     // The absolute URL is only worked out when links need it (pages), not for every resource.
-    const url = typeof requestUrl === 'function' ? requestUrl() : requestUrl;
-    return { links: pageLinks(url, result), data: result.data, meta: paginationMeta(result) };
+    return { links: pageLinks(requestUrl(), result), data: result.data, meta: paginationMeta(result) };
   }
   return { data: result };
 }
