@@ -105,6 +105,11 @@ const FULL_FROM = `
 
 const ORDER = `ORDER BY q.created DESC, q.id DESC`;
 
+/** The acting twin's own quest ($1 organization, $2 acting twin; `q` quests). */
+const OWN_QUEST = `(q.organization_id = $1 AND q.twin_id = $2)`;
+/** A quest the acting twin may read: its own, or a public one of a twin it can see (`t` the quest's twin). */
+const READABLE_QUEST = `(${OWN_QUEST} OR (q.public AND ${visibleTwinSql('t', '$1')}))`;
+
 const TASK_COLUMNS = 'k.id, k.quest_id, k.name, k.description, k.position, k.place_twin_id, k.created, k.modified';
 
 /** Case-insensitive "contains", without LIKE wildcards to escape. */
@@ -186,7 +191,7 @@ export class QuestsRepository {
   async isReadable(tenant: TwinTenant, id: string): Promise<boolean> {
     const rows: unknown[] = await this.dataSource.query(
       `SELECT 1 FROM quests q JOIN twins t ON t.id = q.twin_id
-        WHERE q.id = $3 AND ((q.organization_id = $1 AND q.twin_id = $2) OR (q.public AND ${visibleTwinSql('t', '$1')}))`,
+        WHERE q.id = $3 AND ${READABLE_QUEST}`,
       [tenant.organization.id, tenant.twin.id, id],
     );
     return rows.length > 0;
@@ -199,8 +204,8 @@ export class QuestsRepository {
   async lock(tenant: TwinTenant, id: string, mode: 'exclusive' | 'shared', manager: EntityManager): Promise<LockedQuest | undefined> {
     const rows: LockedQuest[] = await manager.query(
       `SELECT q.id, q.organization_id, q.twin_id, q.name, q.price, q.summary_image_id, q.public, q.original_id,
-              (q.organization_id = $1 AND q.twin_id = $2) AS mine,
-              ((q.organization_id = $1 AND q.twin_id = $2) OR (q.public AND ${visibleTwinSql('t', '$1')})) AS readable
+              ${OWN_QUEST} AS mine,
+              ${READABLE_QUEST} AS readable
          FROM quests q JOIN twins t ON t.id = q.twin_id
         WHERE q.id = $3
           FOR ${mode === 'exclusive' ? 'UPDATE' : 'SHARE'} OF q`,
