@@ -45,11 +45,11 @@ describe('faults: soak', () => {
     `runs ${SOAK_SECONDS} s at half capacity with zero 5xx and flat memory`,
     async () => {
       const requests = stack.requests('soak');
-      const withEvents = await stack.eventsAvailable(requests.event);
+      await stack.probeEventWrite(requests.event);
       const mix = [
         { kind: requests.orgs, weight: 5 },
         { kind: requests.health, weight: 1 },
-        ...(withEvents ? [{ kind: requests.event, weight: 4 }] : []),
+        { kind: requests.event, weight: 4 },
       ];
 
       let capacity = FIXED_RATE ? FIXED_RATE * 2 : 0;
