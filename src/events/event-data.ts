@@ -8,22 +8,6 @@ export function serializedSize(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value), 'utf8');
 }
 
-/**
- * A PATCH of `attributes.data` split into what it sets and what it removes. The merge is shallow, on
- * the top-level keys of `data`: a key with a value replaces the stored value (objects included,
- * wholesale), a key set to null is removed, keys the patch does not name are kept. Nulls nested inside
- * a value are ordinary JSON values and are stored as they are.
- */
-export function splitDataPatch(patch: Record<string, unknown>): { set: Record<string, unknown>; remove: string[] } {
-  const set: Record<string, unknown> = {};
-  const remove: string[] = [];
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) remove.push(key);
-    else set[key] = value;
-  }
-  return { set, remove };
-}
-
 /** JSON with object keys sorted at every level, so equal documents hash equally whatever their key order. */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';

@@ -32,10 +32,12 @@ export interface NewEvent {
 export interface EventChanges {
   name?: string;
   category?: string;
-  /** Top-level keys to set (merged with `||`). */
-  set: Record<string, unknown>;
-  /** Top-level keys to remove. */
-  remove: string[];
+  /**
+   * Merged into the stored data on its top-level keys: a key with a value replaces the stored value
+   * (objects included, wholesale), a key set to null is removed, keys the patch does not name are
+   * kept; nulls nested inside a value are ordinary values.
+   */
+  data?: Record<string, unknown>;
 }
 
 export interface IdempotencyRecord {
@@ -101,8 +103,10 @@ export class EventsRepository {
   }
 
   /**
-   * Merges `changes` in one statement: `(data || set) - remove` on the stored jsonb, so concurrent
-   * patches of different keys never lose each other's keys.
+   * Merges `changes` in one statement on the stored jsonb, so concurrent patches of different keys
+   * never lose each other's keys, and member names are data to PostgreSQL whatever they are (a merge
+   * of JavaScript objects is confused by `__proto__` and its kin): `data || patch` sets every named
+   * key, then the keys the patch sets to JSON null are removed.
    */
   async update(tenant: TwinTenant, id: string, changes: EventChanges, channel: string | null, manager: EntityManager): Promise<EventRow | undefined> {
     const notify = notifySql(channel, 'updated');
@@ -111,13 +115,13 @@ export class EventsRepository {
          UPDATE events
             SET name = COALESCE($4, name),
                 category = COALESCE($5, category),
-                data = (data || $6::jsonb) - $7::text[],
+                data = (data || $6::jsonb) - ARRAY(SELECT key FROM jsonb_each($6::jsonb) WHERE value = 'null'::jsonb),
                 modified = now()
           WHERE id = $1 AND twin_id = $2 AND organization_id = $3
          RETURNING *
        )
        SELECT ${COLUMNS}${notify.select} FROM e${notify.from}`,
-      [id, tenant.twin.id, tenant.organization.id, changes.name ?? null, changes.category ?? null, JSON.stringify(changes.set), changes.remove],
+      [id, tenant.twin.id, tenant.organization.id, changes.name ?? null, changes.category ?? null, JSON.stringify(changes.data ?? {})],
     );
     return rows[0];
   }

@@ -9,7 +9,7 @@ import { isUuid, params, readQuery } from '../common/json-api/query.js';
 import { assertIdMatchesPath, type ResourceDocument } from '../common/json-api/resource-body.js';
 import type { ResourceObject } from '../common/json-api/resource.js';
 import type { CreateEventAttributes, UpdateEventAttributes } from './dto/event.dto.js';
-import { MAX_EVENT_DATA_BYTES, requestHash, serializedSize, splitDataPatch } from './event-data.js';
+import { MAX_EVENT_DATA_BYTES, requestHash, serializedSize } from './event-data.js';
 import { EventBus, type EventChange } from './event-bus.js';
 import { eventResource } from './event.resource.js';
 import { EventStreams } from './event-streams.js';
@@ -93,9 +93,8 @@ export class EventsService {
   async update(tenant: TwinTenant, id: string, document: ResourceDocument<UpdateEventAttributes>): Promise<ResourceObject> {
     assertIdMatchesPath(document.id, id);
     const { name, category, data } = document.attributes;
-    const { set, remove } = splitDataPatch(data ?? {});
     const row = await this.dataSource.transaction(async (manager) => {
-      const updated = await this.events.update(tenant, id, { name, category, set, remove }, this.bus.channel, manager);
+      const updated = await this.events.update(tenant, id, { name, category, data }, this.bus.channel, manager);
       if (!updated) throw notFound('No such event on the timeline of this twin.');
       if (serializedSize(updated.data) > MAX_EVENT_DATA_BYTES) {
         throw invalidDocument(`The merged data would exceed ${MAX_EVENT_DATA_BYTES} bytes serialised.`, '/data/attributes/data');

@@ -1,39 +1,5 @@
 import { ApiError } from '../../src/common/json-api/api-error';
-import { canonicalJson, MAX_EVENT_DATA_BYTES, readIdempotencyKey, requestHash, serializedSize, splitDataPatch } from '../../src/events/event-data';
-
-/** What PostgreSQL does with the split: `(data || set) - remove`, on top-level keys. */
-function applyPatch(stored: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
-  const { set, remove } = splitDataPatch(patch);
-  const merged: Record<string, unknown> = { ...stored, ...set };
-  for (const key of remove) delete merged[key];
-  return merged;
-}
-
-describe('event data patch (merge rules)', () => {
-  it('sets named keys and keeps the others', () => {
-    expect(applyPatch({ a: 1, b: 2 }, { b: 3, c: 4 })).toEqual({ a: 1, b: 3, c: 4 });
-  });
-
-  it('removes exactly the keys set to null', () => {
-    expect(splitDataPatch({ a: null, b: 1 })).toEqual({ set: { b: 1 }, remove: ['a'] });
-    expect(applyPatch({ a: 1, b: 2, keep: null }, { a: null })).toEqual({ b: 2, keep: null });
-  });
-
-  it('replaces nested objects wholesale and keeps nested nulls as values', () => {
-    const { set, remove } = splitDataPatch({ nested: { x: null, y: 1 } });
-    expect(set).toEqual({ nested: { x: null, y: 1 } });
-    expect(remove).toEqual([]);
-    expect(applyPatch({ nested: { z: 1 } }, { nested: { y: 2 } })).toEqual({ nested: { y: 2 } });
-  });
-
-  it('keeps falsy values that are not null', () => {
-    expect(splitDataPatch({ zero: 0, empty: '', no: false, list: [] })).toEqual({ set: { zero: 0, empty: '', no: false, list: [] }, remove: [] });
-  });
-
-  it('an empty patch changes nothing', () => {
-    expect(applyPatch({ a: 1 }, {})).toEqual({ a: 1 });
-  });
-});
+import { canonicalJson, MAX_EVENT_DATA_BYTES, readIdempotencyKey, requestHash, serializedSize } from '../../src/events/event-data';
 
 describe('event data size', () => {
   it('counts UTF-8 bytes of compact JSON', () => {

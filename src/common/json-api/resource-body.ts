@@ -1,6 +1,6 @@
 import { Body, Injectable, PipeTransform } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
-import { validateSync, ValidationError } from 'class-validator';
+import { getMetadataStorage, validateSync, ValidationError } from 'class-validator';
 import { ApiError, conflict, invalidDocument } from './api-error.js';
 import { AggregateApiError } from './error-mapper.js';
 import { isPlainObject, isUuid } from './query.js';
@@ -65,6 +65,53 @@ export function unstorableMember(body: unknown): { pointer: string; detail: stri
 }
 
 
+const AS_SENT = Symbol('attributes taken as sent');
+
+/**
+ * Marks an attribute whose value the service receives exactly as parsed from the request: free-form
+ * JSON (event `data`, twin `meta-data`) and values the service checks itself (`location`).
+ * class-transformer copies objects by assignment and skips member names that exist on the target's
+ * prototype chain (`toString`, `valueOf`, `constructor`, …, and `__proto__`, which would even replace
+ * the copy's prototype), so it never sees these values: the validators still run on them.
+ */
+export function AsSent(): PropertyDecorator {
+  return (prototype, property) => {
+    const inherited: ReadonlySet<string | symbol> = Reflect.getMetadata(AS_SENT, prototype.constructor) ?? new Set();
+    Reflect.defineMetadata(AS_SENT, new Set([...inherited, property]), prototype.constructor);
+  };
+}
+
+const asSentAttributes = (target: Constructor<object>): ReadonlySet<string | symbol> => Reflect.getMetadata(AS_SENT, target) ?? new Set();
+
+/** Attribute names a DTO class declares (every property with at least one class-validator rule). */
+const declaredAttributes = new WeakMap<Constructor<object>, ReadonlySet<string>>();
+function attributeNames(target: Constructor<object>): ReadonlySet<string> {
+  let names = declaredAttributes.get(target);
+  if (!names) {
+    names = new Set(getMetadataStorage().getTargetValidationMetadatas(target, '', true, false).map((rule) => rule.propertyName));
+    declaredAttributes.set(target, names);
+  }
+  return names;
+}
+
+/**
+ * Member names that have a meaning on every JavaScript object. No DTO declares one, so outside the
+ * attributes taken as sent they are unknown attributes; refusing them before class-transformer runs
+ * keeps it from assigning `__proto__` or shadowing `constructor` on the objects it builds.
+ */
+const OBJECT_PROTOTYPE_NAMES = new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype']);
+
+function prototypeNamedMember(value: unknown, pointer: string): { name: string; pointer: string } | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [name, child] of Object.entries(value)) {
+    const childPointer = `${pointer}/${escapePointer(name)}`;
+    if (!Array.isArray(value) && OBJECT_PROTOTYPE_NAMES.has(name)) return { name, pointer: childPointer };
+    const found = prototypeNamedMember(child, childPointer);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 /**
  * Checks the JSON:API document structure and validates its attributes, reporting every problem
  * with a JSON pointer so clients can highlight the offending field.
@@ -123,10 +170,30 @@ export class ResourceBodyPipe<A extends object> implements PipeTransform<unknown
       if (first !== undefined) throw invalidDocument(`Unknown attribute "${first}".`, `/data/attributes/${escapePointer(first)}`);
       return {} as A;
     }
-    const instance = plainToInstance(target, raw, { enableImplicitConversion: false });
+    const declared = attributeNames(target);
+    const asSent = asSentAttributes(target);
+    const problems: ApiError[] = [];
+    // Only declared attributes reach class-transformer, and those taken as sent are set afterwards.
+    const transformable: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(raw)) {
+      const pointer = `/data/attributes/${escapePointer(name)}`;
+      if (!declared.has(name)) {
+        problems.push(invalidDocument(`Unknown attribute "${name}".`, pointer));
+      } else if (!asSent.has(name)) {
+        const member = prototypeNamedMember(value, pointer);
+        if (member) problems.push(invalidDocument(`Unknown attribute "${member.name}".`, member.pointer));
+        else transformable[name] = value;
+      }
+    }
+    const instance = plainToInstance(target, transformable, { enableImplicitConversion: false });
+    for (const name of asSent) {
+      if (typeof name === 'string' && Object.hasOwn(raw, name)) {
+        Object.defineProperty(instance, name, { value: raw[name], enumerable: true, writable: true, configurable: true });
+      }
+    }
     const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: false });
-    if (errors.length === 0) return instance;
-    const problems = flatten(errors, '/data/attributes').map(({ pointer, detail }) => invalidDocument(detail, pointer));
+    problems.push(...flatten(errors, '/data/attributes').map(({ pointer, detail }) => invalidDocument(detail, pointer)));
+    if (problems.length === 0) return instance;
     if (problems.length === 1) throw problems[0];
     throw new AggregateApiError(400, problems);
   }

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsNotEmpty, IsObject, IsString, MaxLength, registerDecorator, ValidateIf, type ValidationOptions } from 'class-validator';
+import { AsSent } from '../../common/json-api/resource-body.js';
 import { MAX_EVENT_DATA_BYTES, serializedSize } from '../event-data.js';
 
 /** `data` serialised as compact JSON must fit in MAX_EVENT_DATA_BYTES (64 KiB). */
@@ -35,6 +36,7 @@ export class CreateEventAttributes {
     example: EXAMPLE_DATA,
     description: `Free-form JSON object of at most ${MAX_EVENT_DATA_BYTES} bytes serialised (400 with pointer /data/attributes/data above).`,
   })
+  @AsSent()
   @IsObject({ message: 'data must be a JSON object' })
   @FitsEventDataLimit()
   data: Record<string, unknown>;
@@ -63,6 +65,7 @@ export class UpdateEventAttributes {
     description: 'Keys merged into the stored data: a value replaces, null removes the key, unnamed keys are kept.',
   })
   @ValidateIf((_, value) => value !== undefined)
+  @AsSent()
   @IsObject({ message: 'data must be a JSON object' })
   @FitsEventDataLimit()
   data?: Record<string, unknown>;

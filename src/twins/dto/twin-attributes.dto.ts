@@ -13,6 +13,7 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
+import { AsSent } from '../../common/json-api/resource-body.js';
 
 /**
  * Attributes accepted by `POST /my/twins/` and `PATCH /my/twins/<TWIN_ID>/`. Names are dasherized, as
@@ -71,6 +72,7 @@ class TwinAttributesBase {
       'GeoJSON Point `{type: "Point", coordinates: [longitude, latitude]}` (longitude in [-180, 180], latitude in [-90, 90]) or null. ' +
       'Errors point at the offending member, e.g. `/data/attributes/location/coordinates/1`.',
   })
+  @AsSent()
   @Allow()
   location?: unknown;
 
@@ -97,6 +99,7 @@ class TwinAttributesBase {
   tags?: string[];
 
   @ApiPropertyOptional({ type: Object, example: { category: 'tours' }, description: 'Free-form object (`meta_data` in the detail).' })
+  @AsSent()
   @Given()
   @IsObject()
   'meta-data'?: Record<string, unknown>;
@@ -106,6 +109,7 @@ class TwinAttributesBase {
     example: { weekday_text: ['Monday: 9:00 AM – 5:00 PM'] },
     description: 'Google-Places style object; its `weekday_text` (array of strings) is the detail\'s `opening_hours`.',
   })
+  @AsSent()
   @Given()
   @IsObject()
   'opening-hours'?: Record<string, unknown>;

@@ -1,0 +1,69 @@
+import type { TwinTenant } from '../../src/common/auth/tenant';
+import { canonicalJson } from '../../src/events/event-data';
+import { EventsRepository } from '../../src/events/events.repository';
+import { uuidv7 } from '../../src/events/uuidv7';
+import { TestApp, TestTenant } from '../support/test-app';
+
+/**
+ * The PATCH merge of event data is one SQL statement on the stored jsonb (EventsRepository.update):
+ * its rules are checked here against the database itself, with member names that a merge of
+ * JavaScript objects would get wrong.
+ */
+describe('EventsRepository.update: the data merge in PostgreSQL', () => {
+  let app: TestApp;
+  let repository: EventsRepository;
+  let tenant: TwinTenant;
+
+  beforeAll(async () => {
+    app = await TestApp.start();
+    repository = app.app.get(EventsRepository);
+    const created: TestTenant = await app.tenant();
+    tenant = {
+      account: { id: created.accountId, name: 'Test account' },
+      organization: { id: created.organizationId, name: 'Test organization' },
+      twin: { id: created.twinId },
+      tokenId: created.tokenId,
+    };
+  });
+  afterAll(() => app.close());
+
+  /** Stores `stored`, applies `patch` through the repository, returns the data as PostgreSQL holds it. */
+  async function merge(stored: unknown, patch: unknown): Promise<unknown> {
+    const id = uuidv7();
+    await repository.insert(tenant, { id, name: 'merge', category: 'test', data: stored as Record<string, unknown> }, null);
+    const updated = await app.dataSource.transaction((manager) =>
+      repository.update(tenant, id, { data: patch as Record<string, unknown> }, null, manager),
+    );
+    const [row] = await app.dataSource.query('SELECT data::text AS data FROM events WHERE id = $1', [id]);
+    expect(updated?.data).toEqual(JSON.parse(row.data));
+    return JSON.parse(row.data);
+  }
+
+  it('sets named keys and keeps the others', async () => {
+    expect(await merge({ a: 1, b: 2 }, { b: 3, c: 4 })).toEqual({ a: 1, b: 3, c: 4 });
+  });
+
+  it('removes exactly the keys set to null, and keeps stored nulls the patch does not name', async () => {
+    expect(await merge({ a: 1, b: 2, keep: null }, { a: null })).toEqual({ b: 2, keep: null });
+  });
+
+  it('replaces nested objects wholesale and keeps nested nulls as values', async () => {
+    expect(await merge({ nested: { z: 1 } }, { nested: { x: null, y: 2 } })).toEqual({ nested: { x: null, y: 2 } });
+  });
+
+  it('keeps falsy values that are not null', async () => {
+    expect(await merge({}, { zero: 0, empty: '', no: false, list: [], object: {} })).toEqual({ zero: 0, empty: '', no: false, list: [], object: {} });
+  });
+
+  it('an empty patch, or none, changes nothing', async () => {
+    expect(await merge({ a: 1 }, {})).toEqual({ a: 1 });
+    expect(await merge({ a: 1 }, undefined)).toEqual({ a: 1 });
+  });
+
+  it('treats the names of Object.prototype members as ordinary keys', async () => {
+    const stored = JSON.parse('{"__proto__": {"x": 1}, "constructor": "c", "toString": 1, "keep": true}');
+    const patch = JSON.parse('{"__proto__": null, "constructor": {"prototype": 2}, "valueOf": [1], "hasOwnProperty": null}');
+    // Compared as canonical text: toEqual would not see an own "__proto__" member.
+    expect(canonicalJson(await merge(stored, patch))).toBe('{"constructor":{"prototype":2},"keep":true,"toString":1,"valueOf":[1]}');
+  });
+});
