@@ -11,6 +11,7 @@ import { JsonApiErrorFilter, sendError } from './common/json-api/error.filter.js
 import { TOKEN_PREFIX } from './common/auth/tokens.js';
 import { IMAGE_CONTENT_TYPES } from './images/image-format.js';
 import { RouteTable } from './common/http/route-table.js';
+import { answerClientError, answerUnknownExpectations, drainUnreadBody, routerErrors } from './common/http/wire-errors.js';
 import { setupOpenApi } from './common/openapi/setup.js';
 import type { AppConfig, LogLevel } from './config/app-config.js';
 
@@ -73,6 +74,7 @@ export const redactTokens = (text: string): string => text.replace(TOKEN_IN_TEXT
  * is exactly what is served.
  */
 export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
+  const logger = new ConsoleLogger({ json: true, logLevels: NEST_LEVELS[config.logLevel] });
   const adapter = new ServiceFastifyAdapter({
     logger: {
       level: config.logLevel,
@@ -102,9 +104,14 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     genReqId: () => randomUUID(),
     // Replaced by the closing check in the onRequest hook below (JSON:API body).
     return503OnClosing: false,
+    // Failures before routing and below it answer with the same errors document as everything else.
+    frameworkErrors: routerErrors((reply, request, error) => {
+      reply.header('x-request-id', request.id);
+      sendError(reply, request, error, logger);
+    }),
+    clientErrorHandler: answerClientError,
   });
   adapter.drainMs = options.shutdownDrainMs ?? 0;
-  const logger = new ConsoleLogger({ json: true, logLevels: NEST_LEVELS[config.logLevel] });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.register(config), adapter, {
     logger,
     abortOnError: false,
@@ -122,10 +129,17 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
       return reply;
     }
   });
-  fastify.addHook('onSend', async (_request, reply) => {
+  answerUnknownExpectations(fastify.server);
+  fastify.addHook('onSend', async (request, reply) => {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('x-frame-options', 'DENY');
     reply.header('referrer-policy', 'no-referrer');
+    // An answer decided before the body was read (413 from Content-Length, 415, …) goes out once the
+    // client has finished sending, so it reaches the client and any proxy in front (see wire-errors.ts).
+    if (!request.raw.complete) {
+      await drainUnreadBody(request.raw, config.bodyDrainLimitBytes);
+      if (!request.raw.complete) reply.header('connection', 'close');
+    }
   });
   // Failures before a Nest handler runs (body parsing, limits) reach the same exception filter through
   // the adapter's own Fastify error handler, so they get the same errors document.

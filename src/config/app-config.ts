@@ -17,6 +17,11 @@ export interface AppConfig {
   bodyLimitBytes: number;
   /** Largest accepted image upload, in bytes. */
   imageLimitBytes: number;
+  /**
+   * How much of a refused request body (over a limit, wrong media type) is read and discarded so the
+   * answer reaches the client before the connection closes; past it the connection is just closed.
+   */
+  bodyDrainLimitBytes: number;
   pageSizeDefault: number;
   pageSizeMax: number;
   geoPageSizeDefault: number;
@@ -26,6 +31,10 @@ export interface AppConfig {
   rateLimitWindowMs: number;
   /** Shared rate-limit store across instances when set. */
   redisUrl: string | undefined;
+  /** A Redis command not answered within this is a failure: Redis is then treated as down. */
+  redisCommandTimeoutMs: number;
+  /** After a Redis failure, how long rate limits are counted per instance before Redis is tried again. */
+  redisRetryAfterMs: number;
   databasePoolSize: number;
   /** Longest a single SQL statement may run; a frozen database then fails requests instead of hanging them. */
   databaseStatementTimeoutMs: number;
@@ -129,6 +138,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
     imageLimitBytes: read.integer('IMAGE_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+    bodyDrainLimitBytes: read.integer('BODY_DRAIN_LIMIT_BYTES', 64 * 1024 * 1024, 0, 1024 * 1024 * 1024),
     pageSizeDefault: read.integer('PAGE_SIZE_DEFAULT', 50, 1, 10000),
     pageSizeMax: read.integer('PAGE_SIZE_MAX', 100, 1, 10000),
     geoPageSizeDefault: read.integer('GEO_PAGE_SIZE_DEFAULT', 1000, 1, 100000),
@@ -136,6 +146,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     rateLimitMax: read.integer('RATE_LIMIT_MAX', 6000, 0, 10_000_000),
     rateLimitWindowMs: read.integer('RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
     redisUrl: read.url('REDIS_URL', ['redis:', 'rediss:']),
+    redisCommandTimeoutMs: read.integer('REDIS_COMMAND_TIMEOUT_MS', 50, 1, 60_000),
+    redisRetryAfterMs: read.integer('REDIS_RETRY_AFTER_MS', 5_000, 100, 3_600_000),
     databasePoolSize: read.integer('DATABASE_POOL_SIZE', 10, 1, 500),
     databaseStatementTimeoutMs: read.integer('DATABASE_STATEMENT_TIMEOUT_MS', 15_000, 100, 3_600_000),
     requestTimeoutMs: read.integer('REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),

@@ -29,8 +29,11 @@ const TITLES: Record<number, string> = {
   408: 'Request timeout',
   409: 'Conflict',
   413: 'Payload too large',
+  414: 'URI too long',
   415: 'Unsupported media type',
+  417: 'Expectation failed',
   422: 'Unprocessable request',
+  431: 'Request header fields too large',
   429: 'Too many requests',
   500: 'Internal server error',
   503: 'Service unavailable',
@@ -51,7 +54,13 @@ const FASTIFY_ERRORS: Record<string, { status: number; code: string; detail: str
   },
   FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'invalid_json', detail: 'The request body is empty.' },
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'invalid_json', detail: 'The request body is not valid JSON.' },
-  FST_ERR_BAD_URL: { status: 400, code: 'bad_url', detail: 'The request URL is malformed.' },
+  FST_ERR_BAD_URL: { status: 400, code: 'bad_url', detail: 'The request URL is malformed (an invalid percent-encoding).' },
+  FST_ERR_MAX_PARAM_LENGTH: { status: 414, code: 'uri_too_long', detail: 'A path segment of the request URL is too long.' },
+  FST_ERR_ASYNC_CONSTRAINT: { status: 400, code: 'bad_request', detail: 'The request could not be routed.' },
+  // Node's HTTP parser, before Fastify sees a request (see wire-errors.ts).
+  HPE_HEADER_OVERFLOW: { status: 431, code: 'headers_too_large', detail: 'The request headers are too large.' },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'request_timeout', detail: 'The request was not received in time.' },
+  ERR_HTTP_EXPECTATION_FAILED: { status: 417, code: 'expectation_failed', detail: 'Only the expectation "100-continue" is supported.' },
 };
 
 const HTTP_CODES: Record<number, string> = {
