@@ -3,7 +3,7 @@ import { expectError, TestApp } from '../support/test-app';
 describe('rate limits shared across instances (REDIS_URL)', () => {
   it('two instances on one Redis share a token’s budget', async () => {
     // A window long enough that the test cannot straddle two windows by accident.
-    const env = { REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: '3600000' };
+    const env = { REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: '3600000', REDIS_COMMAND_TIMEOUT_MS: '2000' };
     const first = await TestApp.start(env);
     const second = await TestApp.start(env);
     try {

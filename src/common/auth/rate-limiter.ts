@@ -1,4 +1,4 @@
-import { Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import Redis from 'ioredis';
 import type { AppConfig } from '../../config/app-config.js';
 import { tooManyRequests } from '../json-api/api-error.js';
@@ -34,6 +34,11 @@ export class MemoryRateLimiter extends RateLimiter {
   private lastSweep = 0;
 
   protected async increment(key: string, windowStart: number): Promise<number> {
+    return this.countLocally(key, windowStart);
+  }
+
+  /** The count itself, synchronous, for the Redis limiter's per-instance fallback as well. */
+  countLocally(key: string, windowStart: number): number {
     if (windowStart !== this.lastSweep) {
       // A new window began: forget finished ones, so memory follows the tokens active right now.
       this.lastSweep = windowStart;
@@ -54,41 +59,95 @@ if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return count`;
 
 /**
- * Counts in Redis, shared by every instance. When Redis is unreachable the request is let through
- * (and logged): losing rate limiting for a moment is better than refusing all traffic.
+ * Counts in Redis, shared by every instance, within a small time budget per request
+ * (REDIS_COMMAND_TIMEOUT_MS). A Redis that fails or does not answer in time is treated as down for
+ * REDIS_RETRY_AFTER_MS: meanwhile requests are counted in this process (per-instance limits) and never
+ * wait on Redis; a background PING decides when it is back. A frozen Redis (a partition that keeps
+ * connections open) thus costs one request at most the budget, instead of every request a timeout.
  */
-export class RedisRateLimiter extends RateLimiter implements OnApplicationShutdown {
+export class RedisRateLimiter extends RateLimiter implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('RateLimiter');
   private readonly redis: Redis & { incrementWindow(key: string, windowMs: string): Promise<number> };
-  private lastWarning = 0;
+  private readonly fallback: MemoryRateLimiter;
+  private readonly retryAfterMs: number;
+  private down = false;
+  private probe: NodeJS.Timeout | undefined;
 
-  constructor(config: AppConfig, url: string) {
+  constructor(
+    config: Pick<AppConfig, 'rateLimitMax' | 'rateLimitWindowMs' | 'redisCommandTimeoutMs' | 'redisRetryAfterMs'>,
+    url: string,
+  ) {
     super(config);
-    const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 1000 });
+    this.retryAfterMs = config.redisRetryAfterMs;
+    this.fallback = new MemoryRateLimiter(config);
+    const redis = new Redis(url, {
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      connectTimeout: 1000,
+      commandTimeout: config.redisCommandTimeoutMs,
+    });
     // Sent by its SHA (EVALSHA, the script itself only when Redis does not have it yet), not on every request.
     redis.defineCommand('incrementWindow', { numberOfKeys: 1, lua: INCREMENT_SCRIPT });
     this.redis = redis as typeof this.redis;
-    this.redis.on('error', (error) => this.warn(error));
+    this.redis.on('error', (error) => this.markDown(error));
+  }
+
+  /** Boot waits for the connection (at most its connect timeout), so the first requests share the budget. */
+  async onModuleInit(): Promise<void> {
+    if (this.redis.status === 'ready') return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.redis.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, 1000);
+      this.redis.once('ready', done);
+    });
+  }
+
+  /** True while requests are counted per instance because Redis failed. */
+  get degraded(): boolean {
+    return this.down;
   }
 
   protected async increment(key: string, windowStart: number, windowMs: number): Promise<number> {
+    // Not connected (yet, or again): ioredis reconnects on its own; nothing waits for it meanwhile.
+    if (this.down || this.redis.status !== 'ready') return this.fallback.countLocally(key, windowStart);
     try {
       const count = await this.redis.incrementWindow(`twin-service:rate:${key}:${windowStart}`, String(windowMs));
       return Number(count);
     } catch (error) {
-      this.warn(error);
-      return 0;
+      this.markDown(error);
+      return this.fallback.countLocally(key, windowStart);
     }
   }
 
-  private warn(error: unknown): void {
-    const now = Date.now();
-    if (now - this.lastWarning < 10_000) return;
-    this.lastWarning = now;
-    this.logger.warn(`Redis unavailable for rate limiting, requests are not limited: ${(error as Error).message}`);
+  private markDown(error: unknown): void {
+    if (this.down) return;
+    this.down = true;
+    this.logger.warn(
+      `Redis unavailable for rate limiting (${(error as Error).message}); counting per instance, retrying in ${this.retryAfterMs} ms`,
+    );
+    this.scheduleProbe();
+  }
+
+  private scheduleProbe(): void {
+    clearTimeout(this.probe);
+    this.probe = setTimeout(() => {
+      this.redis.ping().then(
+        () => {
+          this.down = false;
+          this.logger.log('Redis answers again: rate limits are shared across instances');
+        },
+        () => this.scheduleProbe(),
+      );
+    }, this.retryAfterMs);
+    this.probe.unref();
   }
 
   async onApplicationShutdown(): Promise<void> {
+    clearTimeout(this.probe);
     this.redis.disconnect();
   }
 }
