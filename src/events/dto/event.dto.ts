@@ -34,7 +34,7 @@ export class CreateEventAttributes {
     type: 'object',
     additionalProperties: true,
     example: EXAMPLE_DATA,
-    description: `Free-form JSON object of at most ${MAX_EVENT_DATA_BYTES} bytes serialised (400 with pointer /data/attributes/data above).`,
+    description: `Free-form JSON object of at most ${MAX_EVENT_DATA_BYTES} bytes serialised (400 with pointer /data/attributes/data above), stored and returned as sent whatever its member names.`,
   })
   @AsSent()
   @IsObject({ message: 'data must be a JSON object' })

@@ -98,7 +98,7 @@ class TwinAttributesBase {
   @Length(1, 255, STRING_LIST)
   tags?: string[];
 
-  @ApiPropertyOptional({ type: Object, example: { category: 'tours' }, description: 'Free-form object (`meta_data` in the detail).' })
+  @ApiPropertyOptional({ type: Object, example: { category: 'tours' }, description: 'Free-form object, stored and returned as sent, any member names (`meta_data` in the detail); a PATCH replaces it whole.' })
   @AsSent()
   @Given()
   @IsObject()
