@@ -33,7 +33,7 @@ export interface ProviderInfo {
   reviews: Record<string, unknown>[];
 }
 
-/** The twin's `meta_data`, with exactly the keys of service-interface 2.2. */
+/** The `meta_data` of an imported place: the keys mobile apps read from the twin detail of a place. */
 export interface PlaceMetaData {
   city: string;
   name: string;
