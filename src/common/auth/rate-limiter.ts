@@ -70,6 +70,7 @@ export class RedisRateLimiter extends RateLimiter implements OnModuleInit, OnApp
   private readonly redis: Redis & { incrementWindow(key: string, windowMs: string): Promise<number> };
   private readonly fallback: MemoryRateLimiter;
   private readonly retryAfterMs: number;
+  private readonly budgetMs: number;
   private down = false;
   private probe: NodeJS.Timeout | undefined;
 
@@ -80,12 +81,10 @@ export class RedisRateLimiter extends RateLimiter implements OnModuleInit, OnApp
     super(config);
     this.retryAfterMs = config.redisRetryAfterMs;
     this.fallback = new MemoryRateLimiter(config);
-    const redis = new Redis(url, {
-      maxRetriesPerRequest: 0,
-      enableOfflineQueue: false,
-      connectTimeout: 1000,
-      commandTimeout: config.redisCommandTimeoutMs,
-    });
+    this.budgetMs = config.redisCommandTimeoutMs;
+    // No ioredis commandTimeout: its timer can fire after an event-loop pause (GC, a large body) before
+    // the reply already waiting on the socket is read, and mark a healthy Redis down. See withinBudget.
+    const redis = new Redis(url, { maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: 1000 });
     // Sent by its SHA (EVALSHA, the script itself only when Redis does not have it yet), not on every request.
     redis.defineCommand('incrementWindow', { numberOfKeys: 1, lua: INCREMENT_SCRIPT });
     this.redis = redis as typeof this.redis;
@@ -115,7 +114,7 @@ export class RedisRateLimiter extends RateLimiter implements OnModuleInit, OnApp
     // Not connected (yet, or again): ioredis reconnects on its own; nothing waits for it meanwhile.
     if (this.down || this.redis.status !== 'ready') return this.fallback.countLocally(key, windowStart);
     try {
-      const count = await this.redis.incrementWindow(`twin-service:rate:${key}:${windowStart}`, String(windowMs));
+      const count = await withinBudget(this.redis.incrementWindow(`twin-service:rate:${key}:${windowStart}`, String(windowMs)), this.budgetMs);
       return Number(count);
     } catch (error) {
       this.markDown(error);
@@ -135,7 +134,7 @@ export class RedisRateLimiter extends RateLimiter implements OnModuleInit, OnApp
   private scheduleProbe(): void {
     clearTimeout(this.probe);
     this.probe = setTimeout(() => {
-      this.redis.ping().then(
+      withinBudget(this.redis.ping(), Math.max(1000, this.budgetMs)).then(
         () => {
           this.down = false;
           this.logger.log('Redis answers again: rate limits are shared across instances');
@@ -150,4 +149,38 @@ export class RedisRateLimiter extends RateLimiter implements OnModuleInit, OnApp
     clearTimeout(this.probe);
     this.redis.disconnect();
   }
+}
+
+/**
+ * `reply`, or a rejection once `budgetMs` passed without it. When the timer fires, the verdict waits
+ * for the check phase of the event loop (setImmediate), after the poll phase has read whatever arrived
+ * on the sockets: after a pause of the process, a reply that came in time is not taken for a timeout.
+ */
+export function withinBudget<T>(reply: Promise<T>, budgetMs: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (settled) return;
+          settled = true;
+          reject(new Error(`Redis did not answer within ${budgetMs} ms`));
+        }),
+      budgetMs,
+    );
+    reply.then(
+      (value) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
 }

@@ -1,0 +1,63 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { connect, type Socket } from 'node:net';
+import { withinBudget } from '../../src/common/auth/rate-limiter';
+
+/** Blocks the event loop, as a long garbage collection or a large synchronous parse does. */
+function pause(ms: number): void {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    // busy
+  }
+}
+
+describe('withinBudget (the Redis command budget of the rate limiter)', () => {
+  let peer: ChildProcess;
+  let client: Socket;
+
+  beforeAll(async () => {
+    // A peer that answers every byte at once, like a healthy Redis; in a process of its own, so it
+    // answers while this one is paused.
+    peer = spawn(process.execPath, [
+      '-e',
+      "const s = require('net').createServer((c) => c.on('data', (d) => c.write(d))).listen(0, '127.0.0.1', () => console.log(s.address().port))",
+    ]);
+    const port = await new Promise<number>((resolve) => peer.stdout!.once('data', (data: Buffer) => resolve(Number(data.toString().trim()))));
+    client = connect(port, '127.0.0.1');
+    await new Promise((resolve) => client.once('connect', resolve));
+  });
+  afterAll(() => {
+    client.destroy();
+    peer.kill();
+  });
+
+  const roundTrip = () => new Promise<string>((resolve) => {
+    client.once('data', (data) => resolve(data.toString()));
+    client.write('PING');
+  });
+
+  it('passes a reply that comes in time through', async () => {
+    await expect(withinBudget(roundTrip(), 50)).resolves.toBe('PING');
+  });
+
+  it('rejects once the budget passed without a reply', async () => {
+    const started = Date.now();
+    await expect(withinBudget(new Promise(() => undefined), 30)).rejects.toThrow('did not answer within 30 ms');
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('passes through a rejection', async () => {
+    await expect(withinBudget(Promise.reject(new Error('NOSCRIPT')), 50)).rejects.toThrow('NOSCRIPT');
+  });
+
+  it('does not take a reply that arrived during a pause of the process for a timeout', async () => {
+    // The reply lands in the socket while the loop is blocked past the budget; the budget's timer then
+    // fires before the socket is read. A verdict taken in the timer itself would call this a timeout.
+    const outcomes: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const reply = withinBudget(roundTrip(), 20);
+      pause(80);
+      outcomes.push(await reply.then(() => 'answered', (error: Error) => error.message));
+    }
+    expect(outcomes).toEqual(Array(5).fill('answered'));
+  });
+});
