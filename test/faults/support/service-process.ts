@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join, resolve } from 'node:path';
 import { onProcessExit } from './cleanup';
+import { dyingWithParent } from './orphans';
 import { now } from './clock';
 
 /** The compiled service: FAULTS_DIST (a folder laid out like dist/), else <repo>/dist. */
@@ -114,7 +115,9 @@ export class ServiceProcess {
       LOG_LEVEL: 'warn',
       ...options.env,
     });
-    const child = spawn(process.execPath, [join(distDir(), 'src', 'main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Killed with the test process however that dies (cleanup.ts's hooks do not fire inside Jest).
+    const [file, args] = dyingWithParent(process.execPath, [join(distDir(), 'src', 'main.js')], 'KILL');
+    const child = spawn(file, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const service = new ServiceProcess(child, options.port);
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
