@@ -44,7 +44,7 @@ const e2e = {
   testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-  testTimeout: 60_000,
 };
 
-module.exports = { projects: [unit, e2e] };
+// testTimeout is read from the root (a project-level value is ignored): e2e tests start apps and send megabytes.
+module.exports = { projects: [unit, e2e], testTimeout: 60_000 };
