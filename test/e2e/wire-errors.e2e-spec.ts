@@ -30,7 +30,7 @@ function rawRequest(port: number, request: string | Buffer): Promise<RawAnswer> 
       const headers = Object.fromEntries(headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
       resolve({ status: Number(statusLine.split(' ')[1]), headers, body: rest.join('\r\n\r\n').slice(0, Number(headers['content-length'] ?? Infinity)) });
     };
-    socket.on('data', (chunk) => {
+    socket.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
       const text = Buffer.concat(chunks).toString('utf8').replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '');
       const end = text.indexOf('\r\n\r\n');
