@@ -15,6 +15,23 @@ export const isUuid = (value: unknown): value is string => typeof value === 'str
 export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?(?:Z|[+-](\d{2}):?(\d{2}))?)?$/;
+
+/**
+ * `2026-11-21`, `2026-11-21T19:26`, `…:03.123456Z`, `…+01:00`: the form, and a day that exists.
+ * `Date.parse` takes 2026-02-31 and year 0, which PostgreSQL refuses (22008): that was a 500.
+ */
+export function isCalendarTimestamp(raw: string): boolean {
+  const match = TIMESTAMP.exec(raw);
+  if (!match) return false;
+  const [year, month, day, hour = 0, minute = 0, second = 0, offsetHours = 0, offsetMinutes = 0] = match.slice(1).map((part) => (part === undefined ? undefined : Number(part)));
+  if (year! < 1 || month! < 1 || month! > 12 || day! < 1) return false;
+  const daysInMonth = new Date(Date.UTC(2000, month!, 0)).getUTCDate() - (month === 2 && !isLeapYear(year!) ? 1 : 0);
+  return day! <= daysInMonth && hour <= 23 && minute <= 59 && second <= 59 && offsetHours <= 15 && offsetMinutes <= 59;
+}
+
+const isLeapYear = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+
 /** Readers for the value kinds the API's filters take. */
 export const params = {
   boolean: ((raw, name) => {
@@ -70,9 +87,7 @@ export const params = {
 
   /** An ISO 8601 timestamp, kept as text so PostgreSQL compares it at full precision. */
   timestamp: ((raw, name) => {
-    if (!/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(raw) || Number.isNaN(Date.parse(raw))) {
-      throw invalidParameter(name, `${name} must be an ISO 8601 timestamp.`);
-    }
+    if (!isCalendarTimestamp(raw)) throw invalidParameter(name, `${name} must be an ISO 8601 timestamp of a real date.`);
     return raw;
   }) as ParamReader<string>,
 
