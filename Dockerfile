@@ -1,17 +1,19 @@
 # syntax=docker/dockerfile:1
 # Multi-stage build: compile with dev dependencies, ship only production dependencies and dist/.
 
-FROM node:20-bookworm-slim AS build
+# Node.js 26 (the current LTS), pinned by digest: a tag moves, a digest does not. Bump both together
+# with .nvmrc.
+FROM node:26-bookworm-slim@sha256:367679cf9792759492a486e4aa4b421764d71a9546a6dae8aab81a99eb797b3e AS build
 WORKDIR /app
 ENV SCARF_ANALYTICS=false
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund || npm install --no-audit --no-fund
+RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY src ./src
 COPY db ./db
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:26-bookworm-slim@sha256:367679cf9792759492a486e4aa4b421764d71a9546a6dae8aab81a99eb797b3e AS runtime
 # V8 heap bounds for a 256 MB budget: a small young generation (objects of a request die young
 # anyway) and a capped old space, so the heap is collected instead of growing with load
 # (peak RSS at 50 connections ~410 MB without, ~200 MB with; docs/PERFORMANCE.md).
