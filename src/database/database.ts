@@ -17,6 +17,11 @@ export class Database {
     private readonly embedded: EmbeddedPostgres | undefined,
   ) {}
 
+  /** True when this start created a new embedded database (main.ts then sets up a demo tenant). */
+  get createdNow(): boolean {
+    return this.embedded?.created ?? false;
+  }
+
   static async open(config: Pick<AppConfig, 'databaseUrl' | 'dataDir' | 'databasePoolSize' | 'databaseStatementTimeoutMs'>, logger = new Logger('Database')): Promise<Database> {
     installPgTypeParsers();
     let embedded: EmbeddedPostgres | undefined;

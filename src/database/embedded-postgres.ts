@@ -1,8 +1,9 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { postgis } from '@electric-sql/pglite-postgis';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { readTemplate } from './embedded-template.js';
 
 /**
  * PostgreSQL 18 + PostGIS compiled to WebAssembly (PGlite), served over the PostgreSQL wire protocol
@@ -16,6 +17,10 @@ export const EMBEDDED_POOL_SIZE = 1;
 
 export interface EmbeddedPostgres {
   url: string;
+  /** True when this start created the database (a new DATA_DIR, or in memory). */
+  created: boolean;
+  /** The data directory as a gzipped tarball (what the template is made of). */
+  dump(): Promise<Buffer>;
   /** PostgreSQL version string, for the boot log. */
   describe(): string;
   stop(): Promise<void>;
@@ -29,6 +34,11 @@ export interface EmbeddedOptions {
    * right after the previous one closed).
    */
   maxConnections?: number;
+  /**
+   * A new database starts from the build's template (PostGIS and the migrations in place) when there
+   * is one for the current migrations; false starts empty (what the template itself is made from).
+   */
+  template?: boolean;
 }
 
 export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Promise<EmbeddedPostgres> {
@@ -38,13 +48,25 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
     mkdirSync(location, { recursive: true });
     lockDataDir(location);
   }
-  const db = await PGlite.create(location ? { dataDir: location, extensions: { postgis } } : { extensions: { postgis } });
+  // PGlite writes PG_VERSION when it initialises a data directory: without it the database is new.
+  const created = !location || !existsSync(`${location}/PG_VERSION`);
+  const template = created && options.template !== false ? readTemplate() : undefined;
+  const db = await PGlite.create({
+    ...(location ? { dataDir: location } : {}),
+    ...(template ? { loadDataDir: new Blob([new Uint8Array(template)]) } : {}),
+    extensions: { postgis },
+  });
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: options.maxConnections ?? 2 });
   await server.start();
   const url = `postgresql://postgres:postgres@${server.getServerConn()}/postgres?sslmode=disable`;
   return {
     url,
-    describe: () => `embedded PGlite (PostgreSQL 18 + PostGIS) at ${location ?? "memory"}`,
+    created,
+    describe: () =>
+      `embedded PGlite (PostgreSQL 18 + PostGIS) at ${location ?? 'memory'}${created ? (template ? ', new, from the template' : ', new') : ''}`,
+    async dump() {
+      return Buffer.from(await (await db.dumpDataDir('gzip')).arrayBuffer());
+    },
     async stop() {
       // Clients first (done by the caller), then the socket, then the database itself.
       await server.stop();
@@ -61,17 +83,22 @@ const LOCK_FILE = 'twin-service.pid';
  * A pid file refuses that with a message, and is taken over when its process is gone.
  */
 function lockDataDir(location: string): void {
-  const lock = `${location}/${LOCK_FILE}`;
-  let holder: number | undefined;
-  try {
-    holder = Number(readFileSync(lock, 'utf8').trim());
-  } catch {
-    holder = undefined;
-  }
-  if (holder && holder !== process.pid && processAlive(holder)) {
+  const holder = embeddedHolder(location);
+  if (holder !== undefined) {
     throw new Error(`The embedded database in ${location} is in use by process ${holder}. Stop it first, or set DATABASE_URL.`);
   }
-  writeFileSync(lock, String(process.pid));
+  writeFileSync(`${location}/${LOCK_FILE}`, String(process.pid));
+}
+
+/** The live process (not this one) that holds the embedded database in `location`, if any. */
+export function embeddedHolder(location: string): number | undefined {
+  let holder: number | undefined;
+  try {
+    holder = Number(readFileSync(`${resolve(location)}/${LOCK_FILE}`, 'utf8').trim());
+  } catch {
+    return undefined;
+  }
+  return holder && holder !== process.pid && processAlive(holder) ? holder : undefined;
 }
 
 function unlockDataDir(location: string): void {
