@@ -1,5 +1,10 @@
+import type { AddressInfo } from 'node:net';
 import { Logger } from '@nestjs/common';
+import { AdminService } from './admin/admin.service.js';
+import { firstSteps, localBaseUrl } from './admin/first-steps.js';
 import { createApp } from './app.factory.js';
+import { serveCliChannel } from './cli/channel.js';
+import { Database } from './database/database.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
 
 /** After SIGTERM/SIGINT: answer 503 this long before the listener closes (see CreateAppOptions). */
@@ -29,7 +34,22 @@ async function main(): Promise<void> {
     });
   }
   await app.listen({ port: config.port, host: config.host });
-  new Logger('Boot').log(`listening on http://${config.host}:${config.port} (ready in ${Date.now() - started} ms); API docs at /docs`);
+  const port = (app.getHttpServer().address() as AddressInfo).port;
+  const baseUrl = localBaseUrl(config.publicUrl, config.host, port);
+  new Logger('Boot').log(`listening on ${baseUrl} (ready in ${Date.now() - started} ms); API docs at ${baseUrl}/docs`);
+  const database = app.get(Database);
+  if (database.kind === 'embedded') {
+    // The embedded database is this process's alone: `npm run cli` runs its commands in here.
+    const channel = await serveCliChannel(app, config.dataDir, baseUrl);
+    app.getHttpServer().once('close', () => void channel.close());
+  }
+  if (database.createdNow) {
+    // A new embedded database is somebody's first run: give them a tenant to try the API with.
+    const demo = await app.get(AdminService).bootstrap({ organization: 'Demo organization', account: 'Demo account', twin: 'Demo twin' });
+    process.stdout.write(
+      ['', `A new embedded database in ${config.dataDir}, with a demo tenant:`, '', ...firstSteps(demo, baseUrl), '', 'More: npm run cli -- --help', ''].join('\n'),
+    );
+  }
 }
 
 main().catch((error: unknown) => {
