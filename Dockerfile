@@ -11,6 +11,9 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY src ./src
 COPY db ./db
+COPY scripts ./scripts
+# The build also makes the embedded database template (dist/embedded/): a container without DATABASE_URL
+# starts a new database from it in seconds.
 RUN npm run build && npm prune --omit=dev
 
 FROM node:26-bookworm-slim@sha256:367679cf9792759492a486e4aa4b421764d71a9546a6dae8aab81a99eb797b3e AS runtime
