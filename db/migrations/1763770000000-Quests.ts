@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Quests, their tasks, uploaded images and the revenue ledger (decisions section 3).
+ * Quests, their tasks, uploaded images and the revenue ledger (docs/API.md, sections 11–13).
  *
  * - A copy made by embarking points at its original (`original_id`); the partial unique index
  *   `quests_embark_unique` is what makes a twin embark at most once on a quest, even when two

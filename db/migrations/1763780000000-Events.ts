@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Timeline events (decisions section 4) and the idempotency keys of `POST /events/`.
+ * Timeline events (docs/API.md, section 14) and the idempotency keys of `POST /events/`.
  *
  * - `events.id` is a UUIDv7 made by the service, so ids sort by creation time (the stream's
  *   `Last-Event-ID` replay reads `id > $last`).

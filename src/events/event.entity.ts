@@ -2,7 +2,7 @@ import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } fr
 import { OrganizationEntity } from '../organizations/organization.entity.js';
 import { TwinEntity } from '../twins/twin.entity.js';
 
-/** The events table (decisions section 4). Reads and writes go through EventsRepository's SQL. */
+/** The events table (docs/API.md, section 14). Reads and writes go through EventsRepository's SQL. */
 @Entity('events')
 @Index('events_timeline_idx', ['twinId', 'timestamp', 'id'])
 @Index('events_organization_idx', ['organizationId'])

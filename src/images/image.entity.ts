@@ -1,7 +1,7 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import { OrganizationEntity } from '../organizations/organization.entity.js';
 
-/** An uploaded image (decisions section 3). Reads and writes go through ImagesRepository's SQL. */
+/** An uploaded image (docs/API.md, section 11). Reads and writes go through ImagesRepository's SQL. */
 @Entity('images')
 @Index('images_organization_idx', ['organizationId', 'created'])
 @Check('images_size_check', '"size" > 0')

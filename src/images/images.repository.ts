@@ -24,7 +24,7 @@ export interface NewImage {
 const COLUMNS = 'i.id, i.organization_id, i.content_type, i.size, i.width, i.height, i.sha256, i.created';
 
 /**
- * Who may read an image (decisions section 3): its own organization, anyone authenticated when a
+ * Who may read an image (docs/API.md, section 11): its own organization, anyone authenticated when a
  * public quest uses it as summary image (it is on everyone's discovery feed), and an organization
  * one of whose quests uses it (a copy made by embarking keeps the original's image). `$1` is the
  * caller's organization.

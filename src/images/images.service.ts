@@ -19,7 +19,7 @@ export interface ImageContent {
   notModified: boolean;
 }
 
-/** Bytes that are not an image of the declared format: a bad request document (decisions section 5). */
+/** Bytes that are not an image of the declared format: a bad request document (docs/API.md, section 6). */
 const invalidImage = (detail: string) => new ApiError(400, 'invalid_image', 'Invalid image', detail);
 
 /**

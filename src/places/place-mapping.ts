@@ -105,7 +105,7 @@ function toRow(feature: unknown, options: MappingOptions): PlaceTwinRow {
   const category = text(p, 'category');
   const subCategory = text(p, 'subCategory', 'sub_category');
   const declaredServices = strings(p, 'services', 'service');
-  // Bulk-imported places are suppliers (decisions 2): a twin provides a service when it has one.
+  // Bulk-imported places are suppliers (docs/API.md, section 9): a twin provides a service when it has one.
   const services = declaredServices.length > 0 ? declaredServices : [subCategory || category || 'place'];
   const weekdayText = openingLines(p.opening_hours);
   const openingHours = isPlainObject(p.opening_hours) ? { ...p.opening_hours, weekday_text: weekdayText } : { weekday_text: weekdayText };

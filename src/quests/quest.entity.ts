@@ -3,7 +3,7 @@ import { ImageEntity } from '../images/image.entity.js';
 import { OrganizationEntity } from '../organizations/organization.entity.js';
 import { TwinEntity } from '../twins/twin.entity.js';
 
-/** A quest or a copy of one made by embarking (decisions section 3). SQL lives in QuestsRepository. */
+/** A quest or a copy of one made by embarking (docs/API.md, section 12). SQL lives in QuestsRepository. */
 @Entity('quests')
 @Index('quests_embark_unique', ['originalId', 'twinId'], { unique: true, where: 'original_id IS NOT NULL' })
 @Index('quests_twin_idx', ['twinId', 'created', 'id'])

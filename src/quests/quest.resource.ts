@@ -10,7 +10,7 @@ function imagesRelationship(row: QuestRow) {
 }
 
 /**
- * The creation answer, exactly the shape of contract 4.2: `created`, `modified`, `name`,
+ * The creation answer, exactly the shape mobile apps expect (docs/API.md, section 12): `created`, `modified`, `name`,
  * `description`, `summary`, `public`, and the `images` and `summary-image` relationships.
  */
 export function createdQuestResource(row: QuestRow): ResourceObject {
@@ -32,7 +32,7 @@ export function createdQuestResource(row: QuestRow): ResourceObject {
   };
 }
 
-/** The full form of contract 2.3 (lists, detail, PATCH and embark answers), plus `price`. */
+/** The full form (docs/API.md, section 12) (lists, detail, PATCH and embark answers), plus `price`. */
 export function questResource(row: QuestRow, imageUrl: ImageUrl): ResourceObject {
   return {
     type: 'quests',

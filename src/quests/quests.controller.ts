@@ -57,7 +57,7 @@ const TASK_EXAMPLE = {
 };
 
 const FULL_FORM =
-  'Full form (contract 2.3): attributes `created`, `modified`, `name`, `summary`, `description`, `summary-image-url` (absolute URL of ' +
+  'Full form: attributes `created`, `modified`, `name`, `summary`, `description`, `summary-image-url` (absolute URL of ' +
   '`/images/<IMG_ID>/content` or null), `public`, `twin-metadata` (`{id, name, description}` of the creating twin; for a copy, the twin ' +
   'that embarked), `original-twin-metadata` (the same for the original\'s twin, or null), `task-count`, and beyond the contract `price` ' +
   '(a JSON number; exact decimal in storage). Relationships `images` (the images the quest uses, today its summary image, with ' +
@@ -109,7 +109,7 @@ export class QuestsController {
     description:
       'Created by the `X-Twin` twin, not public. `name` is required (1–255 characters); `summary`, `description`, `summary-image` ' +
       '(an image id of the caller\'s organization from `POST /images/`) and, beyond the contract, `price` (default 0) are optional. ' +
-      'The answer has exactly the shape of contract 4.2: attributes `created`, `modified`, `name`, `description`, `summary`, `public` ' +
+      'The answer has exactly this shape: attributes `created`, `modified`, `name`, `description`, `summary`, `public` ' +
       '(false) and relationships `images` and `summary-image`.',
   })
   @ApiBody({

@@ -5,7 +5,7 @@ import type { Tenant, TwinTenant } from '../common/auth/tenant.js';
 import type { PageRequest } from '../common/json-api/pagination.js';
 import { visibleTwinSql } from '../twins/twin-visibility.js';
 
-/** A quest in the full form of contract 2.3: the quest, its creating twin, its original's twin, its task count. */
+/** A quest in its full form (docs/API.md, section 12): the quest, its creating twin, its original's twin, its task count. */
 export interface QuestRow {
   id: string;
   organization_id: string;

@@ -28,7 +28,7 @@ function isUniqueViolation(error: unknown, constraint: string): boolean {
 }
 
 /**
- * Quests, tasks and embarking (decisions section 3). Rules this service owns:
+ * Quests, tasks and embarking (docs/API.md, section 12). Rules this service owns:
  * - only the creating twin changes a quest or adds tasks (another twin that can read the quest: 403;
  *   one that cannot: 404);
  * - once any twin embarked, the quest is started: changing `name`, `price`, `summary-image` or its

@@ -10,7 +10,7 @@ export interface SpatialFilters {
   ordering?: 'distance';
 }
 
-/** Every filter of `GET /twins/` (interface 4.1, decisions section 2), as read from the query string. */
+/** Every filter of `GET /twins/` (docs/API.md, section 9), as read from the query string. */
 export interface TwinFilters extends SpatialFilters {
   is_public?: boolean;
   is_personal?: boolean;

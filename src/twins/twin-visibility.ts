@@ -1,5 +1,5 @@
 /**
- * The twin visibility rule (decisions section 2), as SQL: a caller acting in an organization sees
+ * The twin visibility rule (docs/API.md, section 9), as SQL: a caller acting in an organization sees
  * public twins, supplier twins (a non-empty `services`), and every twin of its own organization.
  * Every read of twins, and of anything shown through a twin (quests), filters with it.
  *

@@ -3,7 +3,7 @@ import type { GeoPoint } from '../database/geometry.js';
 import { AccountEntity } from '../accounts/account.entity.js';
 import { OrganizationEntity } from '../organizations/organization.entity.js';
 
-/** The twins table (decisions section 2). Reads go through TwinsRepository's SQL, not entity loading. */
+/** The twins table (docs/API.md, section 9). Reads go through TwinsRepository's SQL, not entity loading. */
 @Entity('twins')
 @Index('twins_organization_idx', ['organizationId', 'created', 'id'])
 @Index('twins_created_idx', ['created', 'id'])

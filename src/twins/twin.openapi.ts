@@ -1,4 +1,4 @@
-/** OpenAPI descriptions and examples of the twin routes (the wire forms of interface 2.2, 2.6 and 4.1). */
+/** OpenAPI descriptions and examples of the twin routes (the wire forms of docs/API.md, sections 9 and 10). */
 
 const TWIN_ID = '0f8fad5b-d9cb-469f-a165-70867728950e';
 const ORG_ID = '7c9e6679-7425-40de-944b-e07fc1f90ae7';

@@ -2,7 +2,7 @@ import type { ResourceObject } from '../common/json-api/resource.js';
 import type { TwinRow } from './twins.repository.js';
 
 /**
- * The three wire forms of a twin (interface 2.2). Each whitelists its attributes: the list of all
+ * The three wire forms of a twin (docs/API.md, section 9). Each whitelists its attributes: the list of all
  * twins (dasherized names), the list of own twins (a dasherized subset), and the detail (underscored
  * names, `opening_hours` as the `weekday_text` lines).
  */

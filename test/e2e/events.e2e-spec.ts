@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { UUID_V7 } from '../../src/events/uuidv7';
 import { document, embeddedDatabase, expectError, JSON_API, MICROSECOND_TIMESTAMP, TestApp, TestTenant } from '../support/test-app';
 
-/** Timeline events (decisions section 4): ingestion, idempotency, edits, reading, tenancy. */
+/** Timeline events (docs/API.md, section 14): ingestion, idempotency, edits, reading, tenancy. */
 describe('events: the X-Twin timeline', () => {
   let service: TestApp;
   let tenant: TestTenant;

@@ -22,7 +22,7 @@ describe('quests: creation, feeds, changes, tasks and embarking', () => {
       alpha = await service.tenant({ organization: 'Create org', twin: 'Creator' });
     });
 
-    it('201 with exactly the shape of contract 4.2', async () => {
+    it('201 with exactly the shape of the creation answer', async () => {
       const response = await q.send(alpha, 'POST', '/quests/', {
         type: 'quests',
         attributes: { name: 'Coffee trail', summary: 'Five roasters', description: 'Follow the river' },

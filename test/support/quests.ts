@@ -8,7 +8,7 @@ export interface QuestData {
   relationships: Record<string, { data: unknown; meta?: Record<string, unknown> }>;
 }
 
-/** Attributes of a quest's full form (contract 2.3, plus price). */
+/** Attributes of a quest's full form (docs/API.md, section 12). */
 export const FULL_QUEST_ATTRIBUTES = [
   'created',
   'modified',
@@ -23,7 +23,7 @@ export const FULL_QUEST_ATTRIBUTES = [
   'task-count',
 ].sort();
 
-/** Attributes of the creation answer (contract 4.2). */
+/** Attributes of the creation answer (docs/API.md, section 12). */
 export const CREATED_QUEST_ATTRIBUTES = ['created', 'modified', 'name', 'description', 'summary', 'public'].sort();
 
 /** Quest, task, image and twin requests of one test file, acting as a tenant's twins. */
