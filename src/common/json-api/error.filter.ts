@@ -27,6 +27,9 @@ export class JsonApiErrorFilter implements ExceptionFilter {
 }
 
 export function sendError(reply: FastifyReply, request: FastifyRequest, exception: unknown, logger: ErrorLogger): void {
+  // The client hung up while sending its body: nobody to answer, and no failure of the service (its
+  // ECONNRESET would otherwise read as an unreachable database).
+  if (request.raw.destroyed && (exception as { code?: unknown } | undefined)?.code === 'ECONNRESET') return;
   const mapped = mapError(exception);
   if (mapped.unexpected) {
     const err = exception instanceof Error ? exception : new Error(String(exception));
