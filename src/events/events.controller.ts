@@ -1,16 +1,5 @@
 import { Controller, Delete, Get, Headers, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
-import {
-  ApiBody,
-  ApiCreatedResponse,
-  ApiHeader,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiParam,
-  ApiProduces,
-  ApiQuery,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiExtraModels, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ActsAsTwin } from '../common/auth/route-access.js';
@@ -18,18 +7,22 @@ import { Tenant, type TwinTenant } from '../common/auth/tenant.js';
 import { absoluteUrl } from '../common/http/request-url.js';
 import { ResourceBody, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
-import { ApiErrors, ApiTenant } from '../common/openapi/docs.js';
+import { ApiDocument, ApiErrors, ApiPageQueries, ApiRequestDocument, ApiTenant } from '../common/openapi/docs.js';
 import { CreateEventAttributes, UpdateEventAttributes } from './dto/event.dto.js';
 import { MAX_EVENT_DATA_BYTES, readIdempotencyKey } from './event-data.js';
+import {
+  EVENT_CREATE_REQUEST,
+  EVENT_DELETE_REQUEST,
+  EVENT_DOCUMENT,
+  EVENT_ID,
+  EVENT_PAGE,
+  EVENT_UPDATE_REQUEST,
+  EXAMPLE_EVENT,
+  UPDATED_EVENT_DOCUMENT,
+} from './event.openapi.js';
 import { EventsService } from './events.service.js';
 
-const EVENT_ID = '0199a6f4-3c2e-7a41-8b1d-5f0e2c9d7a10';
-const EXAMPLE_EVENT = {
-  type: 'events',
-  id: EVENT_ID,
-  attributes: { name: 'walk', category: 'activity', data: { steps: 4200, device: 'watch' }, timestamp: '2026-11-21T19:26:03.123456Z' },
-};
-const example = (value: unknown) => ({ 'application/vnd.api+json': { example: value } });
+const ERROR_404 = '`not_found`: no event of the `X-Twin` timeline has this id (events of other twins included).';
 
 const STREAM_DESCRIPTION = [
   'Server-sent events (`text/event-stream`) of the `X-Twin` timeline, across all service instances',
@@ -51,6 +44,7 @@ const STREAM_DESCRIPTION = [
 ].join('\n');
 
 @ApiTags('events')
+@ApiExtraModels(CreateEventAttributes, UpdateEventAttributes)
 @ApiTenant({ twin: 'required' })
 @ActsAsTwin()
 @Controller('events')
@@ -75,18 +69,26 @@ export class EventsController {
       'different attributes is a 422. Concurrent retries with one key still make one event.',
     ].join('\n'),
   })
-  @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1–255 printable ASCII characters; makes retries safe.' })
-  @ApiBody({
-    type: CreateEventAttributes,
-    description: '`{data: {type: "events", attributes: {name, category, data}}}`',
-    examples: { event: { value: { data: { type: 'events', attributes: EXAMPLE_EVENT.attributes } } } },
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
+    description: '1–255 printable ASCII characters; makes retries safe.',
   })
-  @ApiCreatedResponse({
-    description: '`{data: event}`; `Location` is the event\'s absolute URL.',
-    headers: { Location: { description: 'Absolute URL of the event', schema: { type: 'string' } } },
-    content: example({ data: EXAMPLE_EVENT }),
+  @ApiRequestDocument(EVENT_CREATE_REQUEST.schema, { description: 'An events document.', examples: EVENT_CREATE_REQUEST.examples })
+  @ApiDocument(201, EVENT_DOCUMENT, {
+    description: '`{data: event}`; `Location` is the event\'s absolute URL. A replay (same `Idempotency-Key`, same attributes) answers the first answer again, with `Idempotent-Replayed: true`.',
+    headers: {
+      Location: { description: 'Absolute URL of the event', schema: { type: 'string', format: 'uri' } },
+      'Idempotent-Replayed': { description: '`true` on a replay; absent otherwise.', schema: { type: 'string', enum: ['true'] } },
+    },
   })
-  @ApiErrors(409, 413, 415, 422)
+  @ApiErrors({
+    400: '`invalid_document`: an unknown (`timestamp` included) or invalid attribute (`source.pointer`); `invalid_header`: a tenant header or a malformed `Idempotency-Key`.',
+    403: '`client_generated_id`: the document has a `data.id`; `forbidden`: a tenant header (`source.header`).',
+    409: '`type_mismatch`: `data.type` is not `events`; `conflict`: a request with the same `Idempotency-Key` is still unfinished (retry).',
+    422: '`idempotency_key_reused`: the `Idempotency-Key` was used with other attributes (`source.header`).',
+  })
   async create(
     @Tenant() tenant: TwinTenant,
     @ResourceBody({ type: 'events', attributes: CreateEventAttributes }) document: ResourceDocument<CreateEventAttributes>,
@@ -110,16 +112,8 @@ export class EventsController {
   @ApiQuery({ name: 'category', required: false, type: String })
   @ApiQuery({ name: 'since', required: false, type: String, example: '2026-11-21T00:00:00Z' })
   @ApiQuery({ name: 'until', required: false, type: String, example: '2026-11-22T00:00:00.000000Z' })
-  @ApiQuery({ name: 'page_number', required: false, type: Number })
-  @ApiQuery({ name: 'page_size', required: false, type: Number })
-  @ApiOkResponse({
-    description: '`{links, data: [event], meta: {pagination}}`',
-    content: example({
-      links: { first: 'https://api.example.com/events/?page_number=1', last: 'https://api.example.com/events/?page_number=1', next: null, prev: null },
-      data: [EXAMPLE_EVENT],
-      meta: { pagination: { page: 1, pages: 1, count: 1 } },
-    }),
-  })
+  @ApiPageQueries()
+  @ApiDocument(200, EVENT_PAGE, { description: '`{links, data: [event], meta: {pagination}}`' })
   @ApiErrors(404)
   list(@Tenant() tenant: TwinTenant, @Query() query: Record<string, unknown>) {
     return this.events.list(tenant, query);
@@ -127,7 +121,7 @@ export class EventsController {
 
   @Get('stream')
   @ApiOperation({ summary: "Live stream of the X-Twin twin's timeline (server-sent events)", description: STREAM_DESCRIPTION })
-  @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'Resume after this event id (replays stored events created after it).' })
+  @ApiHeader({ name: 'Last-Event-ID', required: false, schema: { type: 'string', format: 'uuid' }, description: 'Resume after this event id (replays stored events created after it); malformed: a 400.' })
   @ApiProduces('text/event-stream')
   @ApiOkResponse({
     description: 'An endless `text/event-stream`.',
@@ -138,7 +132,6 @@ export class EventsController {
       },
     },
   })
-  @ApiErrors()
   async stream(
     @Tenant() tenant: TwinTenant,
     @Query() query: Record<string, unknown>,
@@ -152,8 +145,8 @@ export class EventsController {
   @Get(':id')
   @ApiOperation({ summary: 'One event of the X-Twin timeline', description: 'Events of other twins (even of the same organization) answer 404.' })
   @ApiParam({ name: 'id', example: EVENT_ID })
-  @ApiOkResponse({ description: '`{data: event}`', content: example({ data: EXAMPLE_EVENT }) })
-  @ApiErrors(404)
+  @ApiDocument(200, EVENT_DOCUMENT, { description: '`{data: event}`' })
+  @ApiErrors({ 404: ERROR_404 })
   get(@Tenant() tenant: TwinTenant, @Param('id', UuidParam) id: string) {
     return this.events.get(tenant, id);
   }
@@ -170,12 +163,13 @@ export class EventsController {
     ].join('\n'),
   })
   @ApiParam({ name: 'id', example: EVENT_ID })
-  @ApiBody({
-    type: UpdateEventAttributes,
-    examples: { merge: { value: { data: { type: 'events', id: EVENT_ID, attributes: { data: { steps: 5000, device: null } } } } } },
+  @ApiRequestDocument(EVENT_UPDATE_REQUEST.schema, { description: 'An events document with the changes.', examples: EVENT_UPDATE_REQUEST.examples })
+  @ApiDocument(200, UPDATED_EVENT_DOCUMENT, { description: '`{data: event}` after the change' })
+  @ApiErrors({
+    400: '`invalid_document`: no `data.id`, an unknown or invalid attribute, merged `data` over the size limit (`source.pointer`); `invalid_header`: a tenant header.',
+    404: ERROR_404,
+    409: '`type_mismatch` (`data.type` is not `events`) or `id_mismatch` (`data.id` is not the path id).',
   })
-  @ApiOkResponse({ description: '`{data: event}` after the change', content: example({ data: { ...EXAMPLE_EVENT, attributes: { ...EXAMPLE_EVENT.attributes, data: { steps: 5000 } } } }) })
-  @ApiErrors(404, 409, 413, 415)
   update(
     @Tenant() tenant: TwinTenant,
     @Param('id', UuidParam) id: string,
@@ -191,9 +185,13 @@ export class EventsController {
     description: 'The body `{data: {type: "events", id}}` is optional; an `id` in it that differs from the URL is a 409. Events of other twins answer 404.',
   })
   @ApiParam({ name: 'id', example: EVENT_ID })
-  @ApiBody({ required: false, examples: { contract: { value: { data: { type: 'events', id: EVENT_ID } } } } })
+  @ApiRequestDocument(EVENT_DELETE_REQUEST.schema, { description: 'Optional.', required: false, examples: EVENT_DELETE_REQUEST.examples })
   @ApiNoContentResponse({ description: 'Removed.' })
-  @ApiErrors(404, 409, 415)
+  @ApiErrors({
+    400: '`invalid_document`: a malformed document (`source.pointer`); `invalid_header`: a tenant header.',
+    404: ERROR_404,
+    409: '`type_mismatch` (`data.type` is not `events`) or `id_mismatch` (`data.id` is not the path id).',
+  })
   async delete(
     @Tenant() tenant: TwinTenant,
     @Param('id', UuidParam) id: string,

@@ -1,9 +1,14 @@
 import { Controller, Get, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Public } from '../common/auth/route-access.js';
 import { RawBody } from '../common/json-api/envelope.js';
+import { JSON_API_MEDIA_TYPE } from '../common/json-api/resource.js';
+import { ApiDocument } from '../common/openapi/docs.js';
 import { Database } from '../database/database.js';
+import { HEALTH_DOWN, HEALTH_UP } from './health.openapi.js';
+
+const NO_STORE = { 'Cache-Control': { description: '`no-store`', schema: { type: 'string' } } };
 
 @ApiTags('operations')
 @Controller('health')
@@ -13,8 +18,13 @@ export class HealthController {
 
   @Get()
   @ApiOperation({ summary: 'Liveness and database reachability', description: 'Public. 200 when the database answers, 503 otherwise.' })
-  @ApiOkResponse({ schema: { example: { status: 'ok', database: { status: 'up', kind: 'postgres' } } } })
-  @ApiServiceUnavailableResponse({ schema: { example: { status: 'unavailable', database: { status: 'down', kind: 'postgres' } } } })
+  @ApiDocument(200, HEALTH_UP, { description: 'The database answers.', headers: NO_STORE })
+  @ApiResponse({
+    status: 503,
+    description: 'The database does not answer (the health body), or the service is shutting down (`shutting_down`, an errors document).',
+    headers: { ...NO_STORE, 'Retry-After': { description: 'On `shutting_down`: 1.', schema: { type: 'integer' } } },
+    content: { [JSON_API_MEDIA_TYPE]: HEALTH_DOWN },
+  })
   async health(@Res({ passthrough: true }) reply: FastifyReply) {
     const up = await this.database.ping();
     if (!up) reply.status(503);

@@ -1,28 +1,19 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Tenant } from '../common/auth/tenant.js';
 import { RawBody } from '../common/json-api/envelope.js';
 import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
-import { ApiErrors, ApiTenant } from '../common/openapi/docs.js';
+import { ApiDocument, ApiErrors, ApiTenant } from '../common/openapi/docs.js';
 import { IMAGE_CONTENT_TYPES } from './image-format.js';
 import { ImageLinks } from './image-links.js';
+import { IMAGE_DOCUMENT } from './image.openapi.js';
 import { ImagesService } from './images.service.js';
 
-const IMAGE_EXAMPLE = {
-  data: {
-    type: 'images',
-    id: '0b6f0d3e-3c1b-4c69-9d55-5a0a4f1f7b21',
-    attributes: {
-      'content-type': 'image/png',
-      size: 48213,
-      width: 1200,
-      height: 630,
-      url: 'https://api.example.com/images/0b6f0d3e-3c1b-4c69-9d55-5a0a4f1f7b21/content',
-      created: '2026-11-21T19:26:03.123456Z',
-    },
-  },
-};
+/** The image bytes, under each image media type. */
+const IMAGE_BYTES = Object.fromEntries(IMAGE_CONTENT_TYPES.map((type) => [type, { schema: { type: 'string', format: 'binary' } }]));
+
+const NOT_FOUND = '`not_found`: no image readable by the caller has this id.';
 
 const VISIBILITY =
   'Readable within the uploading organization; an image used as the summary image of a public quest is readable by any authenticated caller of any organization (it is on everyone\'s discovery feed), and one used by a quest of the caller\'s organization (e.g. a copy made by embarking) by that organization. Anything else answers 404.';
@@ -49,16 +40,20 @@ export class ImagesController {
   })
   @ApiConsumes(...IMAGE_CONTENT_TYPES)
   @ApiBody({ description: 'The image bytes.', schema: { type: 'string', format: 'binary' } })
-  @ApiCreatedResponse({ description: '`{data: image}`', schema: { example: IMAGE_EXAMPLE } })
-  @ApiErrors(413, 415)
+  @ApiDocument(201, IMAGE_DOCUMENT, { description: '`{data: image}`' })
+  @ApiErrors({
+    400: '`invalid_image`: the bytes are not an image of the declared type, or its header is truncated; `invalid_header`: a tenant header.',
+    413: '`payload_too_large`: the image is over IMAGE_LIMIT_BYTES (5 MiB).',
+    415: '`unsupported_media_type`: a `Content-Type` other than `image/png`, `image/jpeg`, `image/webp` or `image/gif`.',
+  })
   upload(@Tenant() tenant: Tenant, @Headers('content-type') contentType: string | undefined, @Body() body: unknown, @Req() request: FastifyRequest) {
     return this.images.upload(tenant, contentType, body, this.links.forRequest(request));
   }
 
   @Get(':imageId')
   @ApiOperation({ summary: 'One image\'s metadata', description: VISIBILITY })
-  @ApiOkResponse({ description: '`{data: image}`', schema: { example: IMAGE_EXAMPLE } })
-  @ApiErrors(404)
+  @ApiDocument(200, IMAGE_DOCUMENT, { description: '`{data: image}`' })
+  @ApiErrors({ 404: NOT_FOUND })
   get(@Tenant() tenant: Tenant, @Param('imageId', UuidParam) imageId: string, @Req() request: FastifyRequest) {
     return this.images.get(tenant, imageId, this.links.forRequest(request));
   }
@@ -69,10 +64,17 @@ export class ImagesController {
     description: `The bytes with the image's own \`Content-Type\`, a strong \`ETag\` (the SHA-256 of the bytes) and \`Cache-Control: private, max-age=86400\` (an image never changes). \`If-None-Match\` with the current tag → 304 without a body. ${VISIBILITY}`,
   })
   @ApiHeader({ name: 'If-None-Match', required: false, description: 'An ETag from an earlier response.' })
-  @ApiProduces(...IMAGE_CONTENT_TYPES)
-  @ApiOkResponse({ description: 'The image bytes.', schema: { type: 'string', format: 'binary' } })
-  @ApiResponse({ status: 304, description: 'Not modified: the client\'s copy is current.' })
-  @ApiErrors(404)
+  @ApiResponse({
+    status: 200,
+    description: 'The image bytes, with the image\'s own `Content-Type`.',
+    headers: {
+      ETag: { description: 'Strong tag: the SHA-256 of the bytes, quoted.', schema: { type: 'string' } },
+      'Cache-Control': { description: '`private, max-age=86400`', schema: { type: 'string' } },
+    },
+    content: IMAGE_BYTES,
+  })
+  @ApiResponse({ status: 304, description: 'Not modified: the client\'s copy is current (no body).' })
+  @ApiErrors({ 404: NOT_FOUND })
   async content(
     @Tenant() tenant: Tenant,
     @Param('imageId', UuidParam) imageId: string,

@@ -1,9 +1,10 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { OrganizationOptional } from '../common/auth/route-access.js';
 import { Caller, type RequestAuth } from '../common/auth/tenant.js';
 import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
-import { ApiErrors, ApiTenant } from '../common/openapi/docs.js';
+import { ApiDocument, ApiErrors, ApiPageQueries, ApiTenant } from '../common/openapi/docs.js';
+import { ORGANIZATION_DOCUMENT, ORGANIZATION_PAGE } from './organization.openapi.js';
 import { OrganizationsService } from './organizations.service.js';
 
 @ApiTags('organizations')
@@ -18,18 +19,25 @@ export class OrganizationsController {
     summary: "The caller's organizations",
     description: 'Every organization the account is a member of. `X-Organization` is optional here, so a client can discover its organizations before choosing one. Paginated with `page_number`/`page_size`.',
   })
-  @ApiQuery({ name: 'page_number', required: false, type: Number })
-  @ApiQuery({ name: 'page_size', required: false, type: Number })
-  @ApiOkResponse({ description: '`{links, data: [organization], meta: {pagination}}`' })
-  @ApiErrors(400, 404)
+  @ApiPageQueries()
+  @ApiDocument(200, ORGANIZATION_PAGE, { description: '`{links, data: [organization], meta: {pagination}}`' })
+  @ApiErrors({
+    400: '`invalid_header`: a given `X-Organization` that is not a UUID; `invalid_parameter`: an unknown, repeated or malformed query parameter.',
+    403: '`forbidden`: a given `X-Organization` the account is not a member of (`source.header`).',
+    404: '`not_found`: a page past the last one.',
+  })
   list(@Caller() caller: RequestAuth, @Query() query: Record<string, unknown>) {
     return this.organizations.list(caller, query);
   }
 
   @Get(':organizationId')
   @ApiOperation({ summary: 'One organization of the caller', description: 'An organization the account is not a member of answers 404.' })
-  @ApiOkResponse({ description: '`{data: organization}`' })
-  @ApiErrors(404)
+  @ApiDocument(200, ORGANIZATION_DOCUMENT, { description: '`{data: organization}`' })
+  @ApiErrors({
+    400: '`invalid_header`: a given `X-Organization` that is not a UUID.',
+    403: '`forbidden`: a given `X-Organization` the account is not a member of (`source.header`).',
+    404: '`not_found`: not an organization the account is a member of.',
+  })
   get(@Caller() caller: RequestAuth, @Param('organizationId', UuidParam) organizationId: string) {
     return this.organizations.get(caller, organizationId);
   }

@@ -1,60 +1,26 @@
 import { Controller, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { ActsAsTwin } from '../common/auth/route-access.js';
 import { Tenant, type TwinTenant } from '../common/auth/tenant.js';
 import { ResourceBody, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
-import { ApiErrors, ApiTenant } from '../common/openapi/docs.js';
+import { ApiDocument, ApiErrors, ApiPageQueries, ApiRequestDocument, ApiTenant } from '../common/openapi/docs.js';
 import { ImageLinks } from '../images/image-links.js';
 import { CreateQuestAttributes, CreateTaskAttributes, UpdateQuestAttributes } from './dto/quest.dto.js';
+import {
+  COPY_DOCUMENT,
+  CREATED_QUEST_DOCUMENT,
+  MY_QUEST_PAGE,
+  QUEST_CREATE_REQUEST,
+  QUEST_DOCUMENT,
+  QUEST_PAGE,
+  QUEST_UPDATE_REQUEST,
+  TASK_CREATE_REQUEST,
+  TASK_DOCUMENT,
+  TASK_PAGE,
+} from './quest.openapi.js';
 import { QuestsService } from './quests.service.js';
-
-const QUEST_ID = '6f1c2a7e-2d0b-4f3e-9a51-0c8d7e4b9f10';
-const TWIN_ID = '3d9b8c1a-5e4f-4a2b-8c7d-1e0f2a3b4c5d';
-const IMAGE_ID = '0b6f0d3e-3c1b-4c69-9d55-5a0a4f1f7b21';
-
-const FULL_QUEST_EXAMPLE = {
-  type: 'quests',
-  id: QUEST_ID,
-  attributes: {
-    created: '2026-11-21T19:26:03.123456Z',
-    modified: '2026-11-21T19:30:11.654321Z',
-    name: 'Old town coffee trail',
-    summary: 'Five roasters in one morning.',
-    description: 'Start at the market hall, then follow the river.',
-    'summary-image-url': `https://api.example.com/images/${IMAGE_ID}/content`,
-    public: true,
-    price: 4.5,
-    'twin-metadata': { id: TWIN_ID, name: 'Ada\'s twin', description: 'Plans city walks.' },
-    'original-twin-metadata': null,
-    'task-count': 5,
-  },
-  relationships: {
-    images: { data: [{ type: 'images', id: IMAGE_ID }], meta: { count: 1 } },
-    'summary-image': { data: { type: 'images', id: IMAGE_ID } },
-    twin: { data: { type: 'twins', id: TWIN_ID } },
-    original: { data: null },
-  },
-};
-
-const PAGE_EXAMPLE = {
-  links: {
-    first: 'https://api.example.com/quests/?page_number=1',
-    last: 'https://api.example.com/quests/?page_number=1',
-    next: null,
-    prev: null,
-  },
-  data: [FULL_QUEST_EXAMPLE],
-  meta: { pagination: { page: 1, pages: 1, count: 1 } },
-};
-
-const TASK_EXAMPLE = {
-  type: 'tasks',
-  id: '9a8b7c6d-5e4f-4a3b-2c1d-0e9f8a7b6c5d',
-  attributes: { name: 'Taste the house espresso', description: 'Ask for the single origin.', position: 0, created: '2026-11-21T19:26:03.123456Z', modified: '2026-11-21T19:26:03.123456Z' },
-  relationships: { quest: { data: { type: 'quests', id: QUEST_ID } }, place: { data: { type: 'twins', id: TWIN_ID } } },
-};
 
 const FULL_FORM =
   'Full form: attributes `created`, `modified`, `name`, `summary`, `description`, `summary-image-url` (absolute URL of ' +
@@ -65,19 +31,12 @@ const FULL_FORM =
 
 const TEXT_FILTERS = 'Filters `name` and `description` match values containing the string, case-insensitively.';
 
-const pageQueries = [
-  ApiQuery({ name: 'page_number', required: false, type: Number }),
-  ApiQuery({ name: 'page_size', required: false, type: Number, description: 'Default 50, at most 100.' }),
-];
-
-/** Applies several decorators (keeps the handler declarations readable). */
-const all =
-  (...decorators: MethodDecorator[]): MethodDecorator =>
-  (target, key, descriptor) => {
-    for (const decorator of decorators) decorator(target, key, descriptor);
-  };
+const QUEST_NOT_FOUND = '`not_found`: no quest the `X-Twin` twin can read has this id, or a page past the last one.';
+const TYPE_MISMATCH = '`type_mismatch`: `data.type` is not the route\'s type';
+const INVALID_DOCUMENT = '`invalid_document`: an unknown or invalid attribute (`source.pointer`); `invalid_header`: a tenant header.';
 
 @ApiTags('quests')
+@ApiExtraModels(CreateQuestAttributes, UpdateQuestAttributes, CreateTaskAttributes)
 @ActsAsTwin()
 @ApiTenant({ twin: 'required' })
 @Controller('quests')
@@ -92,12 +51,12 @@ export class QuestsController {
     summary: 'Discovery feed',
     description: `Public quests whose creating twin the caller can see (public twins, supplier twins and the twins of the caller's organization), newest first, paginated. ${TEXT_FILTERS} ${FULL_FORM}`,
   })
-  @ApiQuery({ name: 'owned_by', required: false, description: 'Creating twin id.' })
+  @ApiQuery({ name: 'owned_by', required: false, schema: { type: 'string', format: 'uuid' }, description: 'Creating twin id.' })
   @ApiQuery({ name: 'name', required: false, description: 'Names containing this (case-insensitive).' })
   @ApiQuery({ name: 'description', required: false, description: 'Descriptions containing this (case-insensitive).' })
-  @all(...pageQueries)
-  @ApiOkResponse({ description: '`{links, data: [quest], meta: {pagination}}`', schema: { example: PAGE_EXAMPLE } })
-  @ApiErrors(404)
+  @ApiPageQueries()
+  @ApiDocument(200, QUEST_PAGE, { description: '`{links, data: [quest], meta: {pagination}}` (full form)' })
+  @ApiErrors({ 404: '`not_found`: a page past the last one.' })
   discover(@Tenant() tenant: TwinTenant, @Query() query: Record<string, unknown>, @Req() request: FastifyRequest) {
     return this.quests.discover(tenant, query, this.links.forRequest(request));
   }
@@ -112,32 +71,13 @@ export class QuestsController {
       'The answer has exactly this shape: attributes `created`, `modified`, `name`, `description`, `summary`, `public` ' +
       '(false) and relationships `images` and `summary-image`.',
   })
-  @ApiBody({
-    schema: {
-      example: { data: { type: 'quests', attributes: { name: 'Old town coffee trail', summary: 'Five roasters in one morning.', description: 'Start at the market hall.' } } },
-    },
+  @ApiRequestDocument(QUEST_CREATE_REQUEST.schema, { description: 'A quests document.', examples: QUEST_CREATE_REQUEST.examples })
+  @ApiDocument(201, CREATED_QUEST_DOCUMENT, { description: '`{data: quest}` (the creation answer)' })
+  @ApiErrors({
+    400: `${INVALID_DOCUMENT} A \`summary-image\` that is not an image of the caller's organization is a 400 on its pointer.`,
+    403: '`client_generated_id`: the document has a `data.id`; `forbidden`: a tenant header (`source.header`).',
+    409: `${TYPE_MISMATCH}.`,
   })
-  @ApiCreatedResponse({
-    description: '`{data: quest}`',
-    schema: {
-      example: {
-        data: {
-          type: 'quests',
-          id: QUEST_ID,
-          attributes: {
-            created: '2026-11-21T19:26:03.123456Z',
-            modified: '2026-11-21T19:26:03.123456Z',
-            name: 'Old town coffee trail',
-            description: 'Start at the market hall.',
-            summary: 'Five roasters in one morning.',
-            public: false,
-          },
-          relationships: { images: { data: [], meta: { count: 0 } }, 'summary-image': { data: null } },
-        },
-      },
-    },
-  })
-  @ApiErrors(409, 413, 415)
   create(@Tenant() tenant: TwinTenant, @ResourceBody({ type: 'quests', attributes: CreateQuestAttributes }) document: ResourceDocument<CreateQuestAttributes>) {
     return this.quests.create(tenant, document);
   }
@@ -152,9 +92,14 @@ export class QuestsController {
       'Once any twin embarked, the quest is started: a change of `name`, `price` or `summary-image` is a 409 (`quest_started`); sending ' +
       `the current value is not a change. Answers 200 with the full form. ${FULL_FORM}`,
   })
-  @ApiBody({ schema: { example: { data: { type: 'quests', id: QUEST_ID, attributes: { 'summary-image': IMAGE_ID, public: true, price: '4.50' } } } } })
-  @ApiOkResponse({ description: '`{data: quest}`', schema: { example: { data: FULL_QUEST_EXAMPLE } } })
-  @ApiErrors(404, 409, 413, 415)
+  @ApiRequestDocument(QUEST_UPDATE_REQUEST.schema, { description: 'A quests document with the changes.', examples: QUEST_UPDATE_REQUEST.examples })
+  @ApiDocument(200, QUEST_DOCUMENT, { description: '`{data: quest}` (full form)' })
+  @ApiErrors({
+    400: `${INVALID_DOCUMENT} No \`data.id\` is a 400 too.`,
+    403: '`forbidden`: the quest is another twin\'s (and readable by this one), or a tenant header (`source.header`).',
+    404: '`not_found`: no quest the `X-Twin` twin can read has this id.',
+    409: `${TYPE_MISMATCH}; \`id_mismatch\`: \`data.id\` is not the path id; \`quest_started\`: a change of \`name\`, \`price\` or \`summary-image\` once a twin embarked.`,
+  })
   update(
     @Tenant() tenant: TwinTenant,
     @Param('questId', UuidParam) questId: string,
@@ -173,23 +118,15 @@ export class QuestsController {
       'twin (not public, `original` → the quest, with the quest\'s name, texts, summary image, price and a copy of its tasks) and records ' +
       'a revenue entry of the quest\'s `price` for the creating twin. The quest is then started. Embarking again → 409 (`already_embarked`, ' +
       'enforced by a unique constraint, also under concurrent requests); on one\'s own quest or own copy → 409 (`own_quest`); on a copy ' +
-      'made by another twin → 409 (`not_an_original`); on a quest that is not public, or whose creating twin the caller cannot see → 404. ' +
+      'another twin made public → 409 (`not_an_original`); on a quest that is not public (another twin\'s unpublished copy included), or ' +
+      'whose creating twin the caller cannot see → 404. ' +
       'No body. Answers 201 with the copy in the full form.',
   })
-  @ApiCreatedResponse({
-    description: '`{data: quest}` (the copy)',
-    schema: {
-      example: {
-        data: {
-          ...FULL_QUEST_EXAMPLE,
-          id: '1e2d3c4b-5a69-4788-9a0b-1c2d3e4f5a6b',
-          attributes: { ...FULL_QUEST_EXAMPLE.attributes, public: false, 'original-twin-metadata': FULL_QUEST_EXAMPLE.attributes['twin-metadata'] },
-          relationships: { ...FULL_QUEST_EXAMPLE.relationships, original: { data: { type: 'quests', id: QUEST_ID } } },
-        },
-      },
-    },
+  @ApiDocument(201, COPY_DOCUMENT, { description: '`{data: quest}`: the copy, in the full form' })
+  @ApiErrors({
+    404: '`not_found`: no public quest whose twin the caller can see has this id (other twins\' unpublished copies included).',
+    409: '`already_embarked`: the twin embarked on it before; `own_quest`: its own quest or copy; `not_an_original`: a copy another twin made public.',
   })
-  @ApiErrors(404, 409)
   embark(@Tenant() tenant: TwinTenant, @Param('questId', UuidParam) questId: string, @Req() request: FastifyRequest) {
     return this.quests.embark(tenant, questId, this.links.forRequest(request));
   }
@@ -199,12 +136,9 @@ export class QuestsController {
     summary: 'A quest\'s tasks',
     description: 'Ordered by `position`, paginated. Readable for the twin\'s own quests and the quests of its discovery feed; others → 404.',
   })
-  @all(...pageQueries)
-  @ApiOkResponse({
-    description: '`{links, data: [task], meta: {pagination}}`',
-    schema: { example: { ...PAGE_EXAMPLE, data: [TASK_EXAMPLE] } },
-  })
-  @ApiErrors(404)
+  @ApiPageQueries()
+  @ApiDocument(200, TASK_PAGE, { description: '`{links, data: [task], meta: {pagination}}`' })
+  @ApiErrors({ 404: QUEST_NOT_FOUND })
   listTasks(@Tenant() tenant: TwinTenant, @Param('questId', UuidParam) questId: string, @Query() query: Record<string, unknown>) {
     return this.quests.listTasks(tenant, questId, query);
   }
@@ -218,19 +152,14 @@ export class QuestsController {
       'the caller can see (else 400 on `/data/relationships/place/data/id`). The place twin\'s `tasks_supplied` counts the task (same ' +
       'transaction). Only the creating twin (else 403, or 404 when it cannot read the quest); 409 (`quest_started`) once a twin embarked.',
   })
-  @ApiBody({
-    schema: {
-      example: {
-        data: {
-          type: 'tasks',
-          attributes: { name: 'Taste the house espresso', description: 'Ask for the single origin.', position: 0 },
-          relationships: { place: { data: { type: 'twins', id: TWIN_ID } } },
-        },
-      },
-    },
+  @ApiRequestDocument(TASK_CREATE_REQUEST.schema, { description: 'A tasks document.', examples: TASK_CREATE_REQUEST.examples })
+  @ApiDocument(201, TASK_DOCUMENT, { description: '`{data: task}`' })
+  @ApiErrors({
+    400: `${INVALID_DOCUMENT} A \`place\` the caller cannot see is a 400 on \`/data/relationships/place/data/id\`.`,
+    403: '`client_generated_id`: the document has a `data.id`; `forbidden`: the quest is another twin\'s, or a tenant header.',
+    404: '`not_found`: no quest the `X-Twin` twin can read has this id.',
+    409: `${TYPE_MISMATCH}; \`quest_started\`: a twin embarked on the quest.`,
   })
-  @ApiCreatedResponse({ description: '`{data: task}`', schema: { example: { data: TASK_EXAMPLE } } })
-  @ApiErrors(404, 409, 413, 415)
   createTask(
     @Tenant() tenant: TwinTenant,
     @Param('questId', UuidParam) questId: string,
@@ -259,21 +188,21 @@ export class MyQuestsController {
       `embarked) is that twin. ${TEXT_FILTERS} ${FULL_FORM}`,
   })
   @ApiQuery({ name: 'is_original', required: false, type: Boolean })
-  @ApiQuery({ name: 'original', required: false, description: 'Id of an original quest.' })
-  @ApiQuery({ name: 'owned_by', required: false, description: 'Twin id.' })
+  @ApiQuery({ name: 'original', required: false, schema: { type: 'string', format: 'uuid' }, description: 'Id of an original quest.' })
+  @ApiQuery({ name: 'owned_by', required: false, schema: { type: 'string', format: 'uuid' }, description: 'Twin id.' })
   @ApiQuery({ name: 'name', required: false })
   @ApiQuery({ name: 'description', required: false })
-  @all(...pageQueries)
-  @ApiOkResponse({ description: '`{links, data: [quest], meta: {pagination}}`', schema: { example: PAGE_EXAMPLE } })
-  @ApiErrors(404)
+  @ApiPageQueries()
+  @ApiDocument(200, MY_QUEST_PAGE, { description: '`{links, data: [quest], meta: {pagination}}` (full form)' })
+  @ApiErrors({ 404: '`not_found`: a page past the last one.' })
   list(@Tenant() tenant: TwinTenant, @Query() query: Record<string, unknown>, @Req() request: FastifyRequest) {
     return this.quests.listMine(tenant, query, this.links.forRequest(request));
   }
 
   @Get(':questId')
   @ApiOperation({ summary: 'One of the acting twin\'s quests', description: `A quest the \`X-Twin\` twin created or its copy; any other → 404. ${FULL_FORM}` })
-  @ApiOkResponse({ description: '`{data: quest}`', schema: { example: { data: FULL_QUEST_EXAMPLE } } })
-  @ApiErrors(404)
+  @ApiDocument(200, QUEST_DOCUMENT, { description: '`{data: quest}` (full form)' })
+  @ApiErrors({ 404: '`not_found`: not a quest of the `X-Twin` twin (created by it, or its copy).' })
   get(@Tenant() tenant: TwinTenant, @Param('questId', UuidParam) questId: string, @Req() request: FastifyRequest) {
     return this.quests.getMine(tenant, questId, this.links.forRequest(request));
   }

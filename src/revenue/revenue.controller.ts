@@ -1,8 +1,9 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ActsAsTwin } from '../common/auth/route-access.js';
 import { Tenant, type TwinTenant } from '../common/auth/tenant.js';
-import { ApiTenant } from '../common/openapi/docs.js';
+import { ApiDocument, ApiTenant } from '../common/openapi/docs.js';
+import { TOTAL_REVENUE } from './revenue.openapi.js';
 import { RevenueService } from './revenue.service.js';
 
 /**
@@ -24,7 +25,7 @@ export class RevenueController {
       'Summed as an exact decimal in the database; a JSON number on the wire (three embarks at 0.10 give exactly `0.3`). ' +
       'The body is the contract\'s bare `{"revenue": <number>}`, not a JSON:API document.',
   })
-  @ApiOkResponse({ description: '`{revenue: number}`', schema: { type: 'object', properties: { revenue: { type: 'number' } }, example: { revenue: 12.5 } } })
+  @ApiDocument(200, TOTAL_REVENUE, { description: '`{revenue: number}`' })
   total(@Tenant() tenant: TwinTenant, @Query() query: Record<string, unknown>) {
     return this.revenue.total(tenant, query);
   }

@@ -1,5 +1,5 @@
 import { applyDecorators, Controller, Get, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiQuery, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { ApiExtraModels, ApiHeader, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ActsAsTwin } from '../common/auth/route-access.js';
 import { Tenant } from '../common/auth/tenant.js';
@@ -7,18 +7,10 @@ import { absoluteRequestUrl, absoluteUrl } from '../common/http/request-url.js';
 import { ResourceBody, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { GEO_JSON_MEDIA_TYPE, JSON_API_MEDIA_TYPE } from '../common/json-api/resource.js';
 import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
-import { ApiErrors, ApiTenant } from '../common/openapi/docs.js';
+import { ApiDocument, ApiErrors, ApiPageQueries, ApiRequestDocument, ApiTenant } from '../common/openapi/docs.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { CreateTwinAttributes, PersonalityAttributes, UpdateTwinAttributes } from './dto/twin-attributes.dto.js';
-import {
-  CREATE_EXAMPLE,
-  DETAIL_EXAMPLE,
-  GEO_LIST_EXAMPLE,
-  LIST_DESCRIPTION,
-  LIST_EXAMPLE,
-  OWN_LIST_EXAMPLE,
-  PATCH_EXAMPLE,
-} from './twin.openapi.js';
+import { LIST_DESCRIPTION, OWN_TWIN_LIST, TWIN_CREATE_REQUEST, TWIN_DETAIL, TWIN_GEO_LISTING, TWIN_LIST, TWIN_UPDATE_REQUEST } from './twin.openapi.js';
 import { wantsGeoJson } from './twin-geo.js';
 import { TwinsService } from './twins.service.js';
 
@@ -26,27 +18,11 @@ const SpatialQueries = () =>
   applyDecorators(
     ApiQuery({ name: 'in_bbox', required: false, type: String, description: 'minLon,minLat,maxLon,maxLat (degrees, min ≤ max).', example: '2.2,48.8,2.5,48.9' }),
     ApiQuery({ name: 'point', required: false, type: String, description: 'lon,lat; with `dist` and/or `ordering=distance`.', example: '2.3522,48.8566' }),
-    ApiQuery({ name: 'dist', required: false, type: Number, description: 'Metres from `point` (0 to 20037509).', example: 5000 }),
+    ApiQuery({ name: 'dist', required: false, schema: { type: 'number', minimum: 0, maximum: 20037509 }, description: 'Metres from `point` (0 to 20037509).', example: 5000 }),
     ApiQuery({ name: 'ordering', required: false, enum: ['distance'], description: 'Nearest to `point` first.' }),
-    ApiQuery({ name: 'page_number', required: false, type: Number, description: 'From 1; past the last page is a 404.' }),
   );
 
-/** `{data: {type: "twins", id?, attributes}}` with the attributes of `model`. */
-const twinDocument = (model: string, withId: boolean) => ({
-  type: 'object',
-  required: ['data'],
-  properties: {
-    data: {
-      type: 'object',
-      required: ['type', 'attributes'],
-      properties: {
-        type: { type: 'string', enum: ['twins'] },
-        ...(withId ? { id: { type: 'string', format: 'uuid', description: 'Optional; must match the path.' } } : {}),
-        attributes: { $ref: getSchemaPath(model) },
-      },
-    },
-  },
-});
+const LOCATION_HEADER = { Location: { description: 'The absolute URL of the twin (`GET /twins/<TWIN_ID>/`).', schema: { type: 'string', format: 'uri' } } };
 
 @ApiTags('twins')
 @ApiExtraModels(PersonalityAttributes, CreateTwinAttributes, UpdateTwinAttributes)
@@ -69,16 +45,17 @@ export class TwinsController {
   @ApiQuery({ name: 'organization', required: false, type: String, format: 'uuid', description: 'Only twins of this organization (that the caller can see).' })
   @ApiQuery({ name: 'is_connection', required: false, type: Boolean, description: 'Only twins in the `connections` of the `X-Twin` twin (false: the others).' })
   @ApiQuery({ name: 'is_supplier', required: false, type: Boolean, description: 'Only twins with a non-empty `personality.services` (false: the others).' })
-  @ApiQuery({ name: 'page_size', required: false, type: Number, description: 'Default 50, max 100; geo listing: default 1000, max 10000.' })
+  @ApiPageQueries({ maxSize: 10000, description: 'Default 50, at most 100; geo listing: default 1000, at most 10000.' })
   @SpatialQueries()
-  @ApiOkResponse({
-    description: 'A page of twins (`application/vnd.api+json`), or the map listing (`application/geo+json`).',
+  @ApiResponse({
+    status: 200,
+    description: 'A page of twins (`application/vnd.api+json`, list form), or the map listing (`application/geo+json`).',
     content: {
-      [JSON_API_MEDIA_TYPE]: { example: LIST_EXAMPLE },
-      [GEO_JSON_MEDIA_TYPE]: { example: GEO_LIST_EXAMPLE },
+      [JSON_API_MEDIA_TYPE]: TWIN_LIST,
+      [GEO_JSON_MEDIA_TYPE]: TWIN_GEO_LISTING,
     },
   })
-  @ApiErrors(400, 404)
+  @ApiErrors(404)
   list(
     @Tenant() tenant: Tenant,
     @Query() query: Record<string, unknown>,
@@ -99,7 +76,7 @@ export class TwinsController {
       '`tasks_supplied` counts quest tasks naming this twin as their place; `place_id` is "" for twins that are not imported places.',
   })
   @ApiTenant()
-  @ApiOkResponse({ description: '`{data: twin}`', content: { [JSON_API_MEDIA_TYPE]: { example: DETAIL_EXAMPLE } } })
+  @ApiDocument(200, TWIN_DETAIL, { description: '`{data: twin}` (detail form)' })
   @ApiErrors(404)
   get(@Tenant() tenant: Tenant, @Param('id', UuidParam) id: string) {
     return this.twins.get(tenant, id);
@@ -113,10 +90,10 @@ export class TwinsController {
       'Accepts the spatial filters `in_bbox`, `point`, `dist`, `ordering=distance` of `GET /twins/`.',
   })
   @ApiTenant()
-  @ApiQuery({ name: 'page_size', required: false, type: Number, description: 'Default 50, max 100.' })
+  @ApiPageQueries()
   @SpatialQueries()
-  @ApiOkResponse({ description: '`{links, data: [twin], meta: {pagination}}`', content: { [JSON_API_MEDIA_TYPE]: { example: OWN_LIST_EXAMPLE } } })
-  @ApiErrors(400, 404)
+  @ApiDocument(200, OWN_TWIN_LIST, { description: '`{links, data: [twin], meta: {pagination}}` (own-twins form)' })
+  @ApiErrors(404)
   listOwn(@Tenant() tenant: Tenant, @Query() query: Record<string, unknown>) {
     return this.twins.listOwn(tenant, query);
   }
@@ -129,9 +106,13 @@ export class TwinsController {
       'Answers 201 with the detail form and a `Location` header (the absolute URL of `GET /twins/<TWIN_ID>/`). The calling account becomes the owner (`is_personal`).',
   })
   @ApiTenant()
-  @ApiBody({ schema: twinDocument(CreateTwinAttributes.name, false), examples: { create: { value: CREATE_EXAMPLE } } })
-  @ApiCreatedResponse({ description: '`{data: twin}` (detail form)', content: { [JSON_API_MEDIA_TYPE]: { example: DETAIL_EXAMPLE } } })
-  @ApiErrors(400, 403, 409, 413, 415)
+  @ApiRequestDocument(TWIN_CREATE_REQUEST.schema, { description: 'A twins document.', examples: TWIN_CREATE_REQUEST.examples })
+  @ApiDocument(201, TWIN_DETAIL, { description: '`{data: twin}` (detail form)', headers: LOCATION_HEADER })
+  @ApiErrors({
+    400: '`invalid_document`: an unknown or invalid attribute (`source.pointer`; one error object per problem), a connection the caller cannot see; `invalid_header`: a tenant header.',
+    403: '`client_generated_id`: the document has a `data.id`; `forbidden`: a tenant header (`source.header`).',
+    409: '`type_mismatch`: `data.type` is not `twins`.',
+  })
   async create(
     @Tenant() tenant: Tenant,
     @ResourceBody({ type: 'twins', attributes: CreateTwinAttributes }) document: ResourceDocument<CreateTwinAttributes>,
@@ -151,9 +132,13 @@ export class TwinsController {
       'A twin of another organization is a 404 even when it is visible. A `data.id` different from the path is a 409.',
   })
   @ApiTenant()
-  @ApiBody({ schema: twinDocument(UpdateTwinAttributes.name, true), examples: { patch: { value: PATCH_EXAMPLE } } })
-  @ApiOkResponse({ description: '`{data: twin}` (detail form)', content: { [JSON_API_MEDIA_TYPE]: { example: DETAIL_EXAMPLE } } })
-  @ApiErrors(400, 404, 409, 413, 415)
+  @ApiRequestDocument(TWIN_UPDATE_REQUEST.schema, { description: 'A twins document with the attributes to change.', examples: TWIN_UPDATE_REQUEST.examples })
+  @ApiDocument(200, TWIN_DETAIL, { description: '`{data: twin}` (detail form)' })
+  @ApiErrors({
+    400: '`invalid_document`: an unknown or invalid attribute (`source.pointer`); `invalid_header`: a tenant header.',
+    404: '`not_found`: no twin of the caller\'s organization has this id (twins of other organizations included, even visible ones).',
+    409: '`type_mismatch` (`data.type` is not `twins`) or `id_mismatch` (`data.id` is not the path id).',
+  })
   update(
     @Tenant() tenant: Tenant,
     @Param('id', UuidParam) id: string,

@@ -18,7 +18,13 @@ export class AccountAttributes {
 }
 
 export class TokenAttributes {
-  @ApiPropertyOptional({ example: '2027-01-01T00:00:00Z', description: 'When the token stops working; never when omitted.' })
+  @ApiPropertyOptional({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    example: '2027-01-01T00:00:00Z',
+    description: 'When the token stops working (ISO 8601, in the future); never when omitted or null.',
+  })
   @IsOptional()
   @IsISO8601({ strict: true }, { message: 'expires must be an ISO 8601 timestamp' })
   expires?: string;

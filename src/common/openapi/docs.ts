@@ -1,62 +1,65 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiExtraModels, ApiResponse, ApiSecurity, getSchemaPath } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiExtraModels,
+  ApiQuery,
+  ApiResponse,
+  ApiSecurity,
+  getSchemaPath,
+  type HeadersObject,
+  type ReferenceObject,
+  type SchemaObject,
+} from '@nestjs/swagger';
+import { JSON_API_MEDIA_TYPE } from '../json-api/resource.js';
+import { ERROR_DOCUMENT, type DocumentSpec } from './schemas.js';
 
 /** Names of the security schemes declared in the OpenAPI document (see setupOpenApi). */
 export const SECURITY = { token: 'Token', organization: 'Organization', twin: 'Twin', admin: 'AdminToken' } as const;
 
-export class ErrorObjectDoc {
-  status: string;
-  code: string;
-  title: string;
-  detail: string;
-  source?: { pointer?: string; parameter?: string; header?: string };
-}
+/** What request bodies may be labelled (app.factory's body parsers); anything else with a body is a 415. */
+const REQUEST_MEDIA_TYPES = [JSON_API_MEDIA_TYPE, 'application/json'];
 
-export const ERROR_DOCUMENT_SCHEMA = {
-  type: 'object',
-  required: ['errors'],
-  properties: {
-    errors: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['status', 'code', 'title', 'detail'],
-        properties: {
-          status: { type: 'string', example: '400' },
-          code: { type: 'string', example: 'invalid_document' },
-          title: { type: 'string', example: 'Invalid request document' },
-          detail: { type: 'string', example: '"name" must be a string.' },
-          source: {
-            type: 'object',
-            properties: { pointer: { type: 'string' }, parameter: { type: 'string' }, header: { type: 'string' } },
-          },
-        },
-      },
-    },
-  },
+/** The response headers some errors carry. */
+const ERROR_HEADERS: Record<number, HeadersObject> = {
+  401: { 'WWW-Authenticate': { description: 'Always `Token`.', schema: { type: 'string', enum: ['Token'] } } },
+  405: { Allow: { description: 'The methods the path has, e.g. `PATCH`.', schema: { type: 'string' } } },
+  429: { 'Retry-After': { description: 'Seconds until the rate-limit window ends.', schema: { type: 'integer', minimum: 0 } } },
+  503: { 'Retry-After': { description: 'Seconds to wait before retrying (1).', schema: { type: 'integer', minimum: 0 } } },
 };
 
+/** Default meaning of a route's error status; routes say more where they can. */
 const ERROR_MEANINGS: Record<number, string> = {
-  400: 'Malformed document, query parameter or tenant header (`source` names which).',
-  401: 'Missing, malformed, unknown, revoked or expired token (`WWW-Authenticate: Token`).',
-  403: 'Organization the account is not a member of, or a twin outside the selected organization.',
-  404: 'No such resource visible to the caller, or a page past the last one.',
-  405: 'The path exists but not with this method.',
-  409: 'Conflict: `type`/`id` mismatch, or a state that forbids the change.',
-  413: 'Request body over the size limit.',
-  415: 'Request body not `application/vnd.api+json` or `application/json`.',
+  400: '`invalid_document` (`source.pointer`), `invalid_parameter` (`source.parameter`) or `invalid_header` (`source.header`).',
+  401: '`not_authenticated`: missing, malformed, unknown, revoked or expired token.',
+  403: '`forbidden`: an organization the account is not a member of, or a twin outside the selected organization (`source.header`).',
+  404: '`not_found`: no such resource visible to the caller (a path id that is not a UUID included), or a page past the last one.',
+  409: '`type_mismatch` / `id_mismatch` (`source.pointer`), or a state that forbids the change.',
+  413: '`payload_too_large`: the request body is over the size limit.',
+  415: '`unsupported_media_type`: the request body is not `application/vnd.api+json` or `application/json`.',
   422: 'Semantically invalid request.',
-  429: 'Rate limit for this token exceeded (`Retry-After` says when to retry).',
-  503: 'The database is unreachable.',
 };
 
-/** Documents the JSON:API errors a route can answer with. */
-export function ApiErrors(...statuses: number[]) {
-  const all = [...new Set([...statuses, 429, 503])].sort();
+/** A JSON:API errors document as the answer of `status`. */
+export const errorResponse = (status: number, description = ERROR_MEANINGS[status] ?? 'Error') => ({
+  description,
+  ...(ERROR_HEADERS[status] ? { headers: ERROR_HEADERS[status] } : {}),
+  content: { [JSON_API_MEDIA_TYPE]: { schema: ERROR_DOCUMENT } },
+});
+
+/**
+ * Documents the JSON:API errors a route's own code can answer with: statuses alone take the default
+ * meaning, `{409: '…'}` says what it means on this route. Failures of the HTTP layer that every route
+ * shares (429, 5xx, 413/415 for bodies, 414 for path ids, …) are added by setupOpenApi.
+ */
+export function ApiErrors(...specs: (number | Partial<Record<number, string>>)[]) {
+  const described = new Map<number, string | undefined>();
+  for (const spec of specs) {
+    if (typeof spec === 'number') described.set(spec, described.get(spec));
+    else for (const [status, text] of Object.entries(spec)) described.set(Number(status), text);
+  }
   return applyDecorators(
-    ...all.map((status) =>
-      ApiResponse({ status, description: ERROR_MEANINGS[status] ?? 'Error', content: { 'application/vnd.api+json': { schema: ERROR_DOCUMENT_SCHEMA } } }),
-    ),
+    ...[...described.entries()].sort(([a], [b]) => a - b).map(([status, description]) => ApiResponse({ status, ...errorResponse(status, description) })),
   );
 }
 
@@ -65,9 +68,53 @@ export function ApiTenant(options: { twin?: 'required' | 'optional'; organizatio
   const requirement: Record<string, string[]> = { [SECURITY.token]: [] };
   if (!options.organizationOptional) requirement[SECURITY.organization] = [];
   if (options.twin === 'required') requirement[SECURITY.twin] = [];
-  const decorators = [ApiSecurity(requirement)];
-  const errors = options.twin ? [400, 401, 403] : options.organizationOptional ? [401] : [400, 401, 403];
-  return applyDecorators(...decorators, ApiErrors(...errors));
+  const header = options.twin === 'required' ? '`X-Organization` or `X-Twin`' : options.twin === 'optional' ? '`X-Organization` or a given `X-Twin`' : '`X-Organization`';
+  return applyDecorators(
+    ApiSecurity(requirement),
+    ApiErrors({
+      400: `\`invalid_header\`: ${header} missing or not a UUID (\`source.header\`); \`invalid_parameter\`: an unknown, repeated or malformed query parameter (\`source.parameter\`).`,
+      401: ERROR_MEANINGS[401],
+      403: `\`forbidden\`: ${options.twin ? 'an `X-Organization` the account is not a member of, or an `X-Twin` outside that organization' : 'an `X-Organization` the account is not a member of'} (\`source.header\`).`,
+    }),
+  );
+}
+
+/** A JSON:API document (or the contract's bare JSON objects) as the answer of `status`. */
+export function ApiDocument(status: number, document: DocumentSpec, options: { description: string; headers?: HeadersObject }) {
+  return ApiResponse({
+    status,
+    description: options.description,
+    ...(options.headers ? { headers: options.headers } : {}),
+    content: { [JSON_API_MEDIA_TYPE]: { schema: document.schema, example: document.example } },
+  });
+}
+
+/**
+ * A request body: a whole JSON:API document, as `application/vnd.api+json` or `application/json`, with
+ * examples the service accepts (openapi-contract.e2e-spec.ts sends each of them).
+ */
+export function ApiRequestDocument(
+  schema: ReferenceObject | SchemaObject,
+  options: { description: string; examples: Record<string, { summary?: string; value: unknown }>; required?: boolean },
+) {
+  return applyDecorators(
+    ApiConsumes(...REQUEST_MEDIA_TYPES),
+    ApiBody({ schema, description: options.description, required: options.required ?? true, examples: options.examples }),
+  );
+}
+
+/** `page_number` and `page_size` of a paginated list. */
+export function ApiPageQueries(options: { defaultSize?: number; maxSize?: number; description?: string } = {}) {
+  const { defaultSize = 50, maxSize = 100 } = options;
+  return applyDecorators(
+    ApiQuery({ name: 'page_number', required: false, schema: { type: 'integer', minimum: 1, default: 1 }, description: 'From 1; a page past the last one is a 404.' }),
+    ApiQuery({
+      name: 'page_size',
+      required: false,
+      schema: { type: 'integer', minimum: 1, maximum: maxSize, default: defaultSize },
+      description: options.description ?? `Default ${defaultSize}, at most ${maxSize} (PAGE_SIZE_DEFAULT / PAGE_SIZE_MAX).`,
+    }),
+  );
 }
 
 export { ApiExtraModels, getSchemaPath };

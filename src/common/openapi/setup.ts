@@ -1,6 +1,7 @@
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { SECURITY } from './docs.js';
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject, type OperationObject, type ParameterObject, type ResponseObject } from '@nestjs/swagger';
+import { errorResponse, SECURITY } from './docs.js';
+import { declaredComponents } from './schemas.js';
 
 const DESCRIPTION = `
 JSON:API service for digital twins, quests and timeline events.
@@ -9,8 +10,9 @@ JSON:API service for digital twins, quests and timeline events.
 quest and event requests also carry \`X-Twin: <TWIN_ID>\` (the twin the caller acts as).
 
 **Wire conventions.** Responses are \`application/vnd.api+json\` (the twin map listing:
-\`application/geo+json\`). Request bodies must be \`application/vnd.api+json\` or \`application/json\`
-(otherwise 415); bodies over 1 MiB are refused with 413 (the body is read and discarded first, so the 413 reaches
+\`application/geo+json\`; image bytes: the image's type; the event stream: \`text/event-stream\`), errors included.
+Request bodies must be \`application/vnd.api+json\` or \`application/json\` (otherwise 415; image uploads: the image's
+type); bodies over 1 MiB are refused with 413 (the body is read and discarded first, so the 413 reaches
 a client that is still sending); invalid JSON is a 400. Trailing slashes are optional on every path.
 
 **Free-form JSON** (event \`data\`, twin \`meta-data\` and \`opening-hours\`) is stored and returned exactly as
@@ -22,22 +24,154 @@ other query parameters.
 
 **Errors** are JSON:API errors documents: \`{errors: [{status, code, title, detail, source}]}\` where
 \`source\` names the offending \`pointer\` (body), \`parameter\` (query) or \`header\`.
-401 comes with \`WWW-Authenticate: Token\`; 429 with \`Retry-After\`; 503 when the database is unreachable.
-Failures below the routes are errors documents too: 400 (a malformed URL or request), 414 (a path segment
-over 200 characters), 417 (an \`Expect\` other than \`100-continue\`), 431 (headers over 16 KiB).
+401 comes with \`WWW-Authenticate: Token\`; 429 with \`Retry-After\`; 503 (database unreachable, shutting down)
+with \`Retry-After\`. A method a path does not have is a 405 with \`Allow\`; a path that does not exist, a 404.
+Failures below the routes are errors documents too: 400 (a malformed URL or request), 408 (a request not
+received within 30 s), 414 (a path segment over 200 characters), 417 (an \`Expect\` other than
+\`100-continue\`), 431 (headers over 16 KiB).
+
+**Names.** Twin attributes are dasherized in requests and lists (\`meta-data\`, \`phone-number\`) and underscored in
+the twin detail (\`meta_data\`, \`phone_number\`): the interface the clients were built on.
 `;
 
-/** Swagger UI at /docs and the OpenAPI document at /docs-json. */
-export function setupOpenApi(app: NestFastifyApplication): void {
-  const config = new DocumentBuilder()
+/** Every tag an operation uses, with what it groups. */
+const TAGS: [name: string, description: string][] = [
+  ['twins', 'Digital twins: things, people and places acting for their owners, shown on a map.'],
+  ['quests', 'Quests (collections of tasks), their tasks, embarking on them, and the revenue they earn.'],
+  ['images', 'Image uploads (PNG, JPEG, WebP, GIF), used as quest summary images.'],
+  ['events', "Timeline events of the acting twin, and their live stream."],
+  ['organizations', "The caller's organizations."],
+  ['admin', 'Operators: organizations, accounts and access tokens (`Authorization: Token <ADMIN_TOKEN>`).'],
+  ['operations', 'Health of the service.'],
+];
+
+/**
+ * Answers the HTTP layer gives on every route of a kind, whatever the handler does: declared once in
+ * `components.responses` and referenced by every operation they apply to (unless the route documents
+ * that status itself).
+ */
+const SHARED_RESPONSES: Record<string, { status: number; description: string; applies: (operation: OperationObject, method: string) => boolean }> = {
+  MalformedRequest: {
+    status: 400,
+    description: '`bad_url` (an invalid percent-encoding in the URL), `invalid_content_length`, `bad_request` (not valid HTTP/1.1).',
+    applies: () => true,
+  },
+  NotAuthenticated: {
+    status: 401,
+    description: '`not_authenticated`: missing, malformed, unknown, revoked or expired token.',
+    applies: (operation) => (operation.security ?? []).length > 0,
+  },
+  NotFound: {
+    status: 404,
+    description: '`not_found`: nothing visible to the caller has this id (a path id that is not a UUID included).',
+    applies: (operation) => pathParameters(operation).length > 0,
+  },
+  RequestTimeout: { status: 408, description: '`request_timeout`: the request was not received within REQUEST_TIMEOUT_MS (30 s).', applies: () => true },
+  PayloadTooLarge: {
+    status: 413,
+    description: '`payload_too_large`: the request body is over BODY_LIMIT_BYTES (1 MiB; images: IMAGE_LIMIT_BYTES, 5 MiB).',
+    applies: (_operation, method) => BODY_METHODS.has(method),
+  },
+  UriTooLong: {
+    status: 414,
+    description: '`uri_too_long`: a path segment is over 200 characters.',
+    applies: (operation) => pathParameters(operation).length > 0,
+  },
+  UnsupportedMediaType: {
+    status: 415,
+    description: '`unsupported_media_type`: a request body that is not `application/vnd.api+json` or `application/json` (on `POST /images/`: not an image type).',
+    applies: (_operation, method) => BODY_METHODS.has(method),
+  },
+  ExpectationFailed: { status: 417, description: '`expectation_failed`: an `Expect` header other than `100-continue`.', applies: () => true },
+  TooManyRequests: {
+    status: 429,
+    description: '`rate_limited`: the token spent its RATE_LIMIT_MAX requests of the window; `Retry-After` says when to retry.',
+    // Rate limits count user tokens; the admin API is not counted.
+    applies: (operation) => (operation.security ?? []).some((requirement) => SECURITY.token in requirement),
+  },
+  HeadersTooLarge: { status: 431, description: '`headers_too_large`: the request headers are over 16 KiB.', applies: () => true },
+  InternalError: { status: 500, description: '`internal_error`: a bug; `X-Request-Id` finds it in the logs.', applies: () => true },
+  Unavailable: {
+    status: 503,
+    description: '`database_unavailable` (the database cannot be reached) or `shutting_down`; `Retry-After: 1`, safe to retry.',
+    applies: () => true,
+  },
+};
+
+/** Methods whose requests may carry a body that Fastify parses (so 413 and 415 apply). */
+const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
+
+const pathParameters = (operation: OperationObject) =>
+  (operation.parameters ?? []).filter((parameter): parameter is ParameterObject => 'in' in parameter && parameter.in === 'path');
+
+/**
+ * The OpenAPI document of an application: what @nestjs/swagger reads from the decorators, completed with
+ * the schemas the modules declare (`*.openapi.ts`) and the rules that hold for every route. Served at
+ * /docs-json; `node scripts/openapi-document.mjs` writes the same document without starting a server.
+ */
+export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const builder = new DocumentBuilder()
     .setTitle('Digital Twin, Quest and Timeline Event service')
     .setDescription(DESCRIPTION)
     .setVersion('1.0')
+    // Relative: Swagger UI and clients talk to the host that served the document.
+    .addServer('/', 'The service that serves this document')
     .addApiKey({ type: 'apiKey', in: 'header', name: 'Authorization', description: '`Token <ACCESS_TOKEN>`' }, SECURITY.token)
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Organization', description: 'The organization to act in (`<ORG_ID>`).' }, SECURITY.organization)
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Twin', description: 'The twin to act as (`<TWIN_ID>`), on quest and event routes.' }, SECURITY.twin)
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'Authorization', description: '`Token <ADMIN_TOKEN>` (from the environment).' }, SECURITY.admin)
-    .build();
-  const document = SwaggerModule.createDocument(app, config);
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json' });
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'Authorization', description: '`Token <ADMIN_TOKEN>` (from the environment).' }, SECURITY.admin);
+  for (const [name, description] of TAGS) builder.addTag(name, description);
+  const document = SwaggerModule.createDocument(app, builder.build());
+
+  // The modules' schemas; DTO classes that refuse unknown attributes are closed.
+  const declared = declaredComponents();
+  const schemas = (document.components ??= {}).schemas ?? {};
+  for (const [name, schema] of Object.entries(declared.schemas)) {
+    if (schemas[name]) throw new Error(`OpenAPI: schema ${name} is declared twice (a DTO class of that name exists)`);
+    schemas[name] = schema;
+  }
+  for (const name of declared.closedModels) {
+    const model = schemas[name];
+    if (!model || '$ref' in model) throw new Error(`OpenAPI: ${name} is not a model of the document (missing @ApiExtraModels?)`);
+    model.additionalProperties = false;
+  }
+  document.components.schemas = schemas;
+
+  const responses: Record<string, ResponseObject> = {};
+  for (const [name, shared] of Object.entries(SHARED_RESPONSES)) responses[name] = errorResponse(shared.status, shared.description);
+  document.components.responses = responses;
+
+  const tags = new Set(TAGS.map(([name]) => name));
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of HTTP_METHODS) {
+      const operation = item[method];
+      if (!operation) continue;
+      for (const tag of operation.tags ?? []) if (!tags.has(tag)) throw new Error(`OpenAPI: tag "${tag}" of ${method.toUpperCase()} ${path} is not declared in setup.ts`);
+      // Public routes say so (no global security requirement exists).
+      operation.security ??= [];
+      // Path ids are UUIDs everywhere (UuidParam): anything else is a 404 before any SQL.
+      for (const parameter of pathParameters(operation)) {
+        parameter.schema = { type: 'string', format: 'uuid' };
+        parameter.description ??= 'A UUID; anything else is a 404.';
+      }
+      for (const [name, shared] of Object.entries(SHARED_RESPONSES)) {
+        if (!operation.responses[shared.status] && shared.applies(operation, method)) operation.responses[shared.status] = { $ref: `#/components/responses/${name}` };
+      }
+      operation.responses = Object.fromEntries(Object.entries(operation.responses).sort(([a], [b]) => a.localeCompare(b)));
+    }
+  }
+  // Only the shared responses some operation uses.
+  const used = JSON.stringify(document.paths);
+  for (const name of Object.keys(responses)) if (!used.includes(`"#/components/responses/${name}"`)) delete responses[name];
+  return document;
+}
+
+/** Swagger UI at /docs and the OpenAPI document at /docs-json. */
+export function setupOpenApi(app: INestApplication): void {
+  SwaggerModule.setup('docs', app, createOpenApiDocument(app), {
+    jsonDocumentUrl: 'docs-json',
+    // The token and tenant headers entered once survive a reload of the page.
+    swaggerOptions: { persistAuthorization: true },
+  });
 }

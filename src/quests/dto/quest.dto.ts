@@ -8,6 +8,14 @@ const MAX_SUMMARY = 2000;
 const Optional = () => ValidateIf((_: object, value: unknown) => value !== undefined);
 const MAX_DESCRIPTION = 100_000;
 
+/** `price` in the OpenAPI document: a JSON number or a decimal string (IsPrice below). */
+const PRICE_SCHEMA = {
+  oneOf: [
+    { type: 'number', minimum: 0, maximum: Number(MAX_PRICE) },
+    { type: 'string', pattern: '^\\s*\\d{1,10}(\\.\\d{1,2})?\\s*$' },
+  ],
+};
+
 /** `price`: a JSON number or a decimal string, ≥ 0, at most 2 decimals. */
 const IsPrice = () =>
   ValidateBy({
@@ -37,12 +45,16 @@ export class CreateQuestAttributes {
   @MaxLength(MAX_DESCRIPTION)
   description?: string;
 
-  @ApiPropertyOptional({ name: 'summary-image', example: '0b6f0d3e-3c1b-4c69-9d55-5a0a4f1f7b21', description: 'An image id from `POST /images/` of the caller\'s organization.' })
+  @ApiPropertyOptional({ name: 'summary-image', format: 'uuid', example: '0b6f0d3e-3c1b-4c69-9d55-5a0a4f1f7b21', description: 'An image id from `POST /images/` of the caller\'s organization.' })
   @Optional()
   @IsUUID('all', { message: 'summary-image must be an image id (a UUID)' })
   'summary-image'?: string;
 
-  @ApiPropertyOptional({ example: '4.50', description: 'Beyond the contract: the price an embarking twin pays, a number or decimal string ≥ 0 with at most 2 decimals. Default 0.' })
+  @ApiPropertyOptional({
+    ...PRICE_SCHEMA,
+    example: '4.50',
+    description: `Beyond the contract: the price an embarking twin pays, a number or decimal string from 0 to ${MAX_PRICE} with at most 2 decimals. Default 0.`,
+  })
   @Optional()
   @IsPrice()
   price?: number | string;
@@ -73,12 +85,12 @@ export class UpdateQuestAttributes {
   @MaxLength(MAX_DESCRIPTION)
   description?: string;
 
-  @ApiPropertyOptional({ example: '0.10' })
+  @ApiPropertyOptional({ ...PRICE_SCHEMA, example: '0.10', description: `A number or decimal string from 0 to ${MAX_PRICE} with at most 2 decimals.` })
   @Optional()
   @IsPrice()
   price?: number | string;
 
-  @ApiPropertyOptional({ name: 'summary-image', example: '0b6f0d3e-3c1b-4c69-9d55-5a0a4f1f7b21', nullable: true, description: 'An image id, or null to remove it.' })
+  @ApiPropertyOptional({ name: 'summary-image', type: 'string', format: 'uuid', example: '0b6f0d3e-3c1b-4c69-9d55-5a0a4f1f7b21', nullable: true, description: 'An image id, or null to remove it.' })
   @ValidateIf((_, value) => value !== undefined && value !== null)
   @IsUUID('all', { message: 'summary-image must be an image id (a UUID) or null' })
   'summary-image'?: string | null;
@@ -97,7 +109,7 @@ export class CreateTaskAttributes {
   @MaxLength(MAX_DESCRIPTION)
   description?: string;
 
-  @ApiPropertyOptional({ example: 0, minimum: 0, description: 'Order within the quest; default: after the last task.' })
+  @ApiPropertyOptional({ type: 'integer', example: 0, minimum: 0, maximum: 1_000_000, description: 'Order within the quest; default: after the last task.' })
   @Optional()
   @IsInt()
   @Min(0)

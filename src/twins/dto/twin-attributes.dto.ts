@@ -65,8 +65,17 @@ class TwinAttributesBase {
   @IsBoolean()
   personal?: boolean;
 
-  @ApiPropertyOptional({
+  // ApiProperty with selfRequired, not ApiPropertyOptional: that one would replace the point's `required` list by `false`.
+  @ApiProperty({
+    type: 'object',
     nullable: true,
+    selfRequired: false,
+    required: ['type', 'coordinates'],
+    properties: {
+      type: { type: 'string', enum: ['Point'] },
+      coordinates: { type: 'array', minItems: 2, maxItems: 2, items: { type: 'number', minimum: -180, maximum: 180 } },
+    },
+    additionalProperties: false,
     example: { type: 'Point', coordinates: [2.3522, 48.8566] },
     description:
       'GeoJSON Point `{type: "Point", coordinates: [longitude, latitude]}` (longitude in [-180, 180], latitude in [-90, 90]) or null. ' +
@@ -98,14 +107,15 @@ class TwinAttributesBase {
   @Length(1, 255, STRING_LIST)
   tags?: string[];
 
-  @ApiPropertyOptional({ type: Object, example: { category: 'tours' }, description: 'Free-form object, stored and returned as sent, any member names (`meta_data` in the detail); a PATCH replaces it whole.' })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { category: 'tours' }, description: 'Free-form object, stored and returned as sent, any member names (`meta_data` in the detail); a PATCH replaces it whole.' })
   @AsSent()
   @Given()
   @IsObject()
   'meta-data'?: Record<string, unknown>;
 
   @ApiPropertyOptional({
-    type: Object,
+    type: 'object',
+    additionalProperties: true,
     example: { weekday_text: ['Monday: 9:00 AM – 5:00 PM'] },
     description: 'Google-Places style object; its `weekday_text` (array of strings) is the detail\'s `opening_hours`.',
   })
