@@ -1,3 +1,5 @@
+import { appendFileSync } from 'node:fs';
+import type { Server } from 'node:http';
 import { PassThrough } from 'node:stream';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
@@ -5,15 +7,30 @@ import { DataSource } from 'typeorm';
 import { AdminService, BootstrapResult } from '../../src/admin/admin.service';
 import { createApp } from '../../src/app.factory';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
+import { type Answer, observeServer, type OpenApiDocument, OpenApiValidator, validationEnabled, type ValidationStats } from './openapi-validator';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const JSON_API = 'application/vnd.api+json';
 
 export const embeddedDatabase = () => process.env.TEST_DATABASE_KIND === 'embedded';
 
-/** The service as it is served, on the shared test database, with its logs captured. */
+/** One validator per OpenAPI document (ajv compiles each schema once per test file). */
+const validators = new Map<string, OpenApiValidator>();
+
+/**
+ * The service as it is served, on the shared test database, with its logs captured. Every answer it
+ * gives (through inject, or to a client once it listens) is checked against its OpenAPI document
+ * (test/support/openapi-validator.ts): a mismatch fails the request's inject, or close() for answers
+ * sent over a socket. OPENAPI_VALIDATION=off turns the checks off; OPENAPI_VALIDATION_STATS=<file> appends
+ * each app's counts to that file when it closes.
+ */
 export class TestApp {
   readonly logs: string[] = [];
+  /** Answers given over sockets that the document does not describe, reported by close(). */
+  private readonly undescribed: string[] = [];
+  private validator: OpenApiValidator | undefined;
+  /** Answers checked against the document, and answers outside it. */
+  readonly validation: ValidationStats = { validated: 0, skipped: 0 };
 
   private constructor(
     readonly app: NestFastifyApplication,
@@ -36,16 +53,34 @@ export class TestApp {
     const app = await createApp(config, { logStream: stream });
     const testApp = new TestApp(app, config);
     stream.on('data', (chunk: Buffer) => testApp.logs.push(chunk.toString()));
+    if (validationEnabled()) await testApp.validateAnswers();
     return testApp;
+  }
+
+  private async validateAnswers(): Promise<void> {
+    const text = (await this.app.inject({ method: 'GET', url: '/docs-json' })).body;
+    let validator = validators.get(text);
+    if (!validator) {
+      validator = new OpenApiValidator(JSON.parse(text) as OpenApiDocument);
+      validators.set(text, validator);
+    }
+    this.validator = validator;
+    observeServer(this.app.getHttpServer() as Server, (answer) => {
+      const problem = validator.check(answer, this.validation);
+      if (problem) this.undescribed.push(problem);
+    });
   }
 
   get dataSource(): DataSource {
     return this.app.get(DataSource);
   }
 
-  /** Raw request through the whole Fastify + Nest stack, without opening a port. */
-  inject(options: InjectOptions): Promise<LightMyRequestResponse> {
-    return this.app.inject(options) as Promise<LightMyRequestResponse>;
+  /** Raw request through the whole Fastify + Nest stack, without opening a port; the answer must be the document's. */
+  async inject(options: InjectOptions): Promise<LightMyRequestResponse> {
+    const response = (await this.app.inject(options)) as LightMyRequestResponse;
+    const problem = this.validator?.check(injectedAnswer(options, response), this.validation);
+    if (problem) throw new Error(problem);
+    return response;
   }
 
   /** A fresh organization with an account, a twin and a token: isolated data for one test. */
@@ -62,7 +97,22 @@ export class TestApp {
     await this.app.close();
     // The embedded socket frees a connection slot asynchronously; let it before the next app connects.
     await new Promise((resolve) => setTimeout(resolve, 50));
+    if (this.validator && process.env.OPENAPI_VALIDATION_STATS) {
+      appendFileSync(process.env.OPENAPI_VALIDATION_STATS, `${JSON.stringify({ file: expect.getState().testPath, ...this.validation })}\n`);
+    }
+    if (this.undescribed.length > 0) throw new Error(`${this.undescribed.length} answer(s) over a socket the OpenAPI document does not describe:\n${this.undescribed.join('\n')}`);
   }
+}
+
+function injectedAnswer(options: InjectOptions, response: LightMyRequestResponse): Answer {
+  const url = typeof options.url === 'string' ? options.url : typeof options.path === 'string' ? options.path : (options.url?.pathname ?? options.path?.pathname ?? '/');
+  return {
+    method: options.method ?? 'GET',
+    url,
+    status: response.statusCode,
+    contentType: response.headers['content-type'] === undefined ? undefined : String(response.headers['content-type']),
+    body: response.rawPayload,
+  };
 }
 
 export class TestTenant implements BootstrapResult {
