@@ -105,32 +105,43 @@ describe('free-form JSON comes back exactly as sent (property-based)', () => {
 
   const options = { numRuns: RUNS, seed: SEED, endOnFailure: true };
 
+  /** POST /events/ with `data` as JSON text; expects 201 and returns the created resource. */
+  async function createEvent(data: Json): Promise<{ id: string; attributes: { data: unknown } }> {
+    const created = await service.inject({
+      method: 'POST',
+      url: '/events/',
+      headers: events(),
+      payload: `{"data":{"type":"events","attributes":{"name":"round trip","category":"free-form","data":${data}}}}`,
+    });
+    expect(created.statusCode).toBe(201);
+    return created.json().data;
+  }
+
+  /** PATCH /events/<id> with `patch` as JSON text; expects 200 and returns the event. */
+  async function patchEventData(id: string, patch: Json): Promise<{ attributes: { data: unknown } }> {
+    const patched = await service.inject({
+      method: 'PATCH',
+      url: `/events/${id}`,
+      headers: events(),
+      payload: `{"data":{"type":"events","id":"${id}","attributes":{"data":${patch}}}}`,
+    });
+    expect(patched.statusCode).toBe(200);
+    return patched.json().data;
+  }
+
   it('event data: create, read, list and PATCH merge', async () => {
     await fc.assert(
       fc.asyncProperty(freeForm, freeForm, async (data, patch) => {
-        const created = await service.inject({
-          method: 'POST',
-          url: '/events/',
-          headers: events(),
-          payload: `{"data":{"type":"events","attributes":{"name":"round trip","category":"free-form","data":${data}}}}`,
-        });
-        expect(created.statusCode).toBe(201);
-        const id = created.json().data.id as string;
-        same(created.json().data.attributes.data, data);
+        const created = await createEvent(data);
+        const id = created.id;
+        same(created.attributes.data, data);
         same((await service.inject({ method: 'GET', url: `/events/${id}`, headers: events() })).json().data.attributes.data, data);
         const listed = (await service.inject({ method: 'GET', url: '/events/?page_size=1', headers: events() })).json().data[0];
         expect(listed.id).toBe(id);
         same(listed.attributes.data, data);
 
-        const patched = await service.inject({
-          method: 'PATCH',
-          url: `/events/${id}`,
-          headers: events(),
-          payload: `{"data":{"type":"events","id":"${id}","attributes":{"data":${patch}}}}`,
-        });
-        expect(patched.statusCode).toBe(200);
         const expected = merged(data, patch);
-        same(patched.json().data.attributes.data, expected);
+        same((await patchEventData(id, patch)).attributes.data, expected);
         same((await service.inject({ method: 'GET', url: `/events/${id}`, headers: events() })).json().data.attributes.data, expected);
       }),
       options,
@@ -143,21 +154,8 @@ describe('free-form JSON comes back exactly as sent (property-based)', () => {
       await fc.assert(
         fc.asyncProperty(objectWithPrototypeName, objectWithPrototypeName, async (data, patch) => {
           const seen = stream.messages.length;
-          const created = await service.inject({
-            method: 'POST',
-            url: '/events/',
-            headers: events(),
-            payload: `{"data":{"type":"events","attributes":{"name":"streamed","category":"free-form","data":${data}}}}`,
-          });
-          expect(created.statusCode).toBe(201);
-          const id = created.json().data.id as string;
-          const patched = await service.inject({
-            method: 'PATCH',
-            url: `/events/${id}`,
-            headers: events(),
-            payload: `{"data":{"type":"events","id":"${id}","attributes":{"data":${patch}}}}`,
-          });
-          expect(patched.statusCode).toBe(200);
+          const { id } = await createEvent(data);
+          await patchEventData(id, patch);
           const [createdChange, updatedChange] = (await stream.take(seen + 2)).slice(seen);
           expect([createdChange.event, updatedChange.event]).toEqual(['created', 'updated']);
           same(JSON.parse(createdChange.data!).attributes.data, data);
