@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { ConsoleLogger, LogLevel as NestLogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
+import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppModule } from './app.module.js';
 import { ApiError } from './common/json-api/api-error.js';
 import { EnvelopeInterceptor } from './common/json-api/envelope.interceptor.js';
@@ -11,7 +11,7 @@ import { JsonApiErrorFilter, sendError } from './common/json-api/error.filter.js
 import { TOKEN_PREFIX } from './common/auth/tokens.js';
 import { IMAGE_CONTENT_TYPES } from './images/image-format.js';
 import { RouteTable } from './common/http/route-table.js';
-import { answerClientError, answerUnknownExpectations, drainUnreadBody, routerErrors } from './common/http/wire-errors.js';
+import { answerClientError, answerUnknownExpectations, drainUnreadBody } from './common/http/wire-errors.js';
 import { setupOpenApi } from './common/openapi/setup.js';
 import type { AppConfig, LogLevel } from './config/app-config.js';
 
@@ -104,11 +104,13 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     genReqId: () => randomUUID(),
     // Replaced by the closing check in the onRequest hook below (JSON:API body).
     return503OnClosing: false,
-    // Failures before routing and below it answer with the same errors document as everything else.
-    frameworkErrors: routerErrors((reply, request, error) => {
+    // Failures before routing and below it answer with the same errors document as everything else: the
+    // router's (a bad percent-encoding, an overlong path parameter; no onRequest hook runs for them) and
+    // the HTTP parser's (wire-errors.ts).
+    frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
       reply.header('x-request-id', request.id);
       sendError(reply, request, error, logger);
-    }),
+    },
     clientErrorHandler: answerClientError,
   });
   adapter.drainMs = options.shutdownDrainMs ?? 0;

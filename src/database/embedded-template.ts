@@ -32,7 +32,7 @@ export function templateKey(): string {
 }
 
 /** Where the build puts the template: beside the compiled code, so an image or a copy of dist/ has it. */
-export const templatePath = (key = templateKey()): string => join(__dirname, '..', '..', 'embedded', `template-${key}.tar.gz`);
+const templatePath = (key = templateKey()): string => join(__dirname, '..', '..', 'embedded', `template-${key}.tar.gz`);
 
 /** Between builds (nest build empties dist/): node_modules/.cache, found from the PGlite package. */
 function cachePath(key: string): string {

@@ -52,7 +52,7 @@ const { object: jsonObject } = fc.letrec<{ value: Json; object: Json; array: Jso
 const objectWithPrototypeName: fc.Arbitrary<Json> = fc
   .tuple(fc.constantFrom(...PROTOTYPE_NAMES), fc.oneof(scalar, jsonObject), jsonObject)
   .map(([name, value, rest]) => (rest === '{}' ? `{${JSON.stringify(name)}:${value}}` : `{${JSON.stringify(name)}:${value},${rest.slice(1)}`))
-  // A repeated name: JSON.parse keeps the last one, as PostgreSQL does; fine, but keep the first meaningful.
+  // Normalised through JSON.parse: a name repeated by `rest` keeps its last value, as PostgreSQL keeps it.
   .map((json) => JSON.stringify(JSON.parse(json)));
 const freeForm = fc.oneof(jsonObject, objectWithPrototypeName);
 

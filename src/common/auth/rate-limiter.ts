@@ -105,11 +105,6 @@ export class RedisRateLimiter extends RateLimiter implements OnModuleInit, OnApp
     });
   }
 
-  /** True while requests are counted per instance because Redis failed. */
-  get degraded(): boolean {
-    return this.down;
-  }
-
   protected async increment(key: string, windowStart: number, windowMs: number): Promise<number> {
     // Not connected (yet, or again): ioredis reconnects on its own; nothing waits for it meanwhile.
     if (this.down || this.redis.status !== 'ready') return this.fallback.countLocally(key, windowStart);

@@ -1,15 +1,14 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { mapError } from '../json-api/error-mapper.js';
 import { JSON_API_MEDIA_TYPE } from '../json-api/resource.js';
 
 /**
  * Answers the failures that happen below routing, so that every answer the server gives is a
  * JSON:API errors document: Node's HTTP parser (oversized headers → 431, malformed requests → 400,
- * a request not received in time → 408), an `Expect` other than `100-continue` (417) and Fastify's
- * router (an invalid percent-encoding → 400, an overlong path parameter → 414). Bodies come from the
- * one error mapper.
+ * a request not received in time → 408) and an `Expect` other than `100-continue` (417); Fastify's
+ * router failures (400 bad percent-encoding, 414 overlong path parameter) go through `frameworkErrors`
+ * in app.factory.ts. Bodies come from the one error mapper.
  */
 
 const PARSER_ERRORS = new Set(['HPE_HEADER_OVERFLOW', 'ERR_HTTP_REQUEST_TIMEOUT']);
@@ -51,11 +50,6 @@ export function answerUnknownExpectations(server: Server): void {
     response.writeHead(status, { 'content-type': JSON_API_MEDIA_TYPE, 'content-length': Buffer.byteLength(body) });
     response.end(body);
   });
-}
-
-/** Fastify's `frameworkErrors`: router failures reach the same error path as everything else. */
-export function routerErrors(send: (reply: FastifyReply, request: FastifyRequest, error: Error) => void) {
-  return (error: Error, request: FastifyRequest, reply: FastifyReply): void => send(reply, request, error);
 }
 
 function statusText(status: number): string {
