@@ -27,9 +27,7 @@ export class JsonApiErrorFilter implements ExceptionFilter {
 }
 
 export function sendError(reply: FastifyReply, request: FastifyRequest, exception: unknown, logger: ErrorLogger): void {
-  // The client hung up while sending its body: nobody to answer, and no failure of the service (its
-  // ECONNRESET would otherwise read as an unreachable database).
-  if (request.raw.destroyed && (exception as { code?: unknown } | undefined)?.code === 'ECONNRESET') return;
+  if (clientHungUp(request, exception)) return;
   const mapped = mapError(exception);
   if (mapped.unexpected) {
     const err = exception instanceof Error ? exception : new Error(String(exception));
@@ -37,4 +35,15 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, exceptio
   }
   if (reply.sent) return;
   reply.status(mapped.status).headers(mapped.headers).header('content-type', JSON_API_MEDIA_TYPE).send(mapped.body);
+}
+
+/**
+ * The client hung up while sending its body (Node's "aborted", code ECONNRESET, and its socket gone):
+ * nobody to answer, and no failure of the service, though its ECONNRESET would read as an unreachable
+ * database. Only then: `request.raw.destroyed` alone is also true once a body was read to its end, and a
+ * reset of a database connection must still answer 503.
+ */
+function clientHungUp(request: FastifyRequest, exception: unknown): boolean {
+  const error = exception as { code?: unknown; message?: unknown } | undefined;
+  return error?.code === 'ECONNRESET' && error.message === 'aborted' && request.raw.socket?.destroyed === true;
 }
