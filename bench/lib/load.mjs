@@ -237,3 +237,84 @@ export async function ensureData({ base, name, mode, root, log }) {
 export async function fileExists(path) {
   return stat(path).then(() => true, () => false);
 }
+
+/** Bump when prepare() changes what it writes (it never touches what the loader wrote). */
+const PREPARE_VERSION = 1;
+const EMBARK_QUESTS = 40;
+const EMBARK_TASKS = 3;
+const EMBARK_TWINS = 2000;
+
+/**
+ * The data the newer scenarios need, added to a loaded dataset without reloading it (idempotent; the
+ * ids are kept in bench_meta under 'prepared'): the first place provider's organization, a twin of the
+ * tenant with 200 connections, an event to PATCH, and public quests with tasks to embark on, with the
+ * tenant's twins that embark on them. Plain SQL that keeps what the service keeps (tasks_supplied,
+ * twin_counts through its triggers).
+ */
+export async function prepare(data, log) {
+  const db = await connect(data.url);
+  try {
+    const stored = (await db.query(`SELECT value FROM bench_meta WHERE key = 'prepared'`)).rows[0]?.value;
+    let prepared = stored?.version === PREPARE_VERSION ? stored : undefined;
+    if (!prepared) {
+      await db.query('BEGIN');
+      const providerOrg = (await db.query(`SELECT id FROM organizations WHERE name = 'Places 1'`)).rows[0].id;
+      const connections = (await db.query(`SELECT id FROM twins WHERE place_id IS NOT NULL ORDER BY id LIMIT 200 OFFSET 3000`)).rows.map((r) => r.id);
+      await db.query(`DELETE FROM twins WHERE organization_id = $1 AND name IN ('Bench connected twin', 'Bench patched twin')`, [data.organizationId]);
+      const connectedTwin = (await db.query(
+        `INSERT INTO twins (organization_id, name, description, connections, characteristics) VALUES ($1, 'Bench connected twin', 'A twin with 200 connections', $2::uuid[], ARRAY['indoors']) RETURNING id`,
+        [data.organizationId, connections],
+      )).rows[0].id;
+      const patchTwin = (await db.query(`INSERT INTO twins (organization_id, name) VALUES ($1, 'Bench patched twin') RETURNING id`, [data.organizationId])).rows[0].id;
+      const patchEvent = (await db.query(
+        `INSERT INTO events (id, organization_id, twin_id, name, category, data) VALUES (bench_uuidv7(now()), $1, $2, 'walk', 'activity', '{"steps": 1, "device": "watch"}') RETURNING id`,
+        [data.organizationId, patchTwin],
+      )).rows[0].id;
+      // Quests to embark on: public originals, each with tasks at places no other embark quest uses.
+      const quests = (await db.query(`SELECT id FROM quests WHERE public AND original_id IS NULL ORDER BY id LIMIT $1`, [EMBARK_QUESTS])).rows.map((r) => r.id);
+      await db.query(`DELETE FROM revenue_entries WHERE quest_id = ANY ($1::uuid[])`, [quests]);
+      await db.query(`DELETE FROM quests WHERE original_id = ANY ($1::uuid[])`, [quests]);
+      await db.query(`DELETE FROM quest_tasks WHERE quest_id = ANY ($1::uuid[])`, [quests]);
+      await db.query(
+        `INSERT INTO quest_tasks (quest_id, name, description, position, place_twin_id)
+         SELECT q.id, 'Stop ' || k, 'Stop ' || k || ' of ' || q.n, k - 1, p.id
+           FROM unnest($1::uuid[]) WITH ORDINALITY q(id, n), generate_series(1, $2::int) k,
+                LATERAL (SELECT id FROM twins WHERE place_id IS NOT NULL ORDER BY id OFFSET 5000 + (q.n - 1) * $2 + k - 1 LIMIT 1) p`,
+        [quests, EMBARK_TASKS],
+      );
+      await resetEmbarks(db, quests);
+      prepared = { version: PREPARE_VERSION, providerOrg, connectedTwin, patchTwin, patchEvent, embarkQuests: quests };
+      await db.query(`INSERT INTO bench_meta VALUES ('prepared', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`, [JSON.stringify(prepared)]);
+      await db.query('COMMIT');
+      await db.query('VACUUM ANALYZE twins, events, quests, quest_tasks, twin_counts');
+      log(`data: prepared the extra scenario data in ${data.url.split('/').pop()}`);
+    }
+    // The twins that embark: the tenant's, except those the other scenarios act as.
+    const embarkTwins = (await db.query(
+      `SELECT id FROM twins WHERE organization_id = $1 AND NOT (id = ANY ($2::uuid[])) ORDER BY id LIMIT $3`,
+      [data.organizationId, [data.timelineTwin, data.postTwin, prepared.patchTwin, prepared.connectedTwin], EMBARK_TWINS],
+    )).rows.map((r) => r.id);
+    return { ...data, ...prepared, embarkTwins };
+  } catch (error) {
+    await db.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    await db.end();
+  }
+}
+
+/**
+ * Undoes every embark on the embark quests (copies with their tasks, revenue entries, the places'
+ * tasks_supplied), so each measured run starts from the same state.
+ */
+export async function resetEmbarks(db, quests) {
+  await db.query(`DELETE FROM revenue_entries WHERE quest_id = ANY ($1::uuid[])`, [quests]);
+  await db.query(`DELETE FROM quests WHERE original_id = ANY ($1::uuid[])`, [quests]);
+  await db.query(
+    `UPDATE twins t SET tasks_supplied = c.n
+       FROM (SELECT p.id, (SELECT count(*)::int FROM quest_tasks k WHERE k.place_twin_id = p.id) AS n
+               FROM (SELECT DISTINCT place_twin_id AS id FROM quest_tasks WHERE quest_id = ANY ($1::uuid[])) p) c
+      WHERE t.id = c.id AND t.tasks_supplied <> c.n`,
+    [quests],
+  );
+}

@@ -45,28 +45,73 @@ export function startRaw(url) {
   });
 }
 
-/** The benchmarked requests on a loaded dataset `d` (bench/lib/load.mjs), each with its target `kind`. */
+/**
+ * A pool of fresh (X-Twin twin, quest) pairs for the embark scenario: embarking twice with the same pair
+ * is a 409, so every request takes the next pair (quest first, so consecutive embarks touch different
+ * quests and places). `restart()` after the embarks were reset (bench/lib/load.mjs resetEmbarks).
+ */
+function embarkPairs(d, headers) {
+  let next = 0;
+  const size = d.embarkQuests.length * d.embarkTwins.length;
+  return {
+    size,
+    restart: () => (next = 0),
+    next() {
+      if (next >= size) throw new Error(`the embark pool of ${size} pairs is used up; make it bigger (bench/lib/load.mjs)`);
+      const i = next++;
+      return { path: `/quests/${d.embarkQuests[i % d.embarkQuests.length]}/embark`, headers: { ...headers, 'x-twin': d.embarkTwins[Math.floor(i / d.embarkQuests.length)] } };
+    },
+  };
+}
+
+/**
+ * The benchmarked requests on a loaded and prepared dataset `d` (bench/lib/load.mjs), each with its
+ * target `kind`. A scenario with `pairs` takes its path and headers from the pool, request by request.
+ */
 export function scenarios(d) {
   const tenant = { authorization: `Token ${d.token}`, 'x-organization': d.organizationId };
   const asTwin = (twin) => ({ ...tenant, 'x-twin': twin });
   const geo = { ...tenant, accept: 'application/geo+json' };
+  const document = { 'content-type': 'application/vnd.api+json' };
+  const pairs = embarkPairs(d, tenant);
   return [
     { name: 'twin detail', kind: 'detail', path: `/twins/${d.detailTwin}/`, headers: tenant },
+    { name: 'twin detail, 200 connections', kind: 'detail', path: `/twins/${d.connectedTwin}/`, headers: tenant },
     { name: 'list page 1', kind: 'list', path: '/twins/', headers: tenant },
     { name: 'list page 100', kind: 'list', path: '/twins/?page_number=100', headers: tenant },
+    { name: 'list of a provider org', kind: 'list', path: `/twins/?organization=${d.providerOrg}`, headers: tenant },
     { name: '/my/twins/', kind: 'my', path: '/my/twins/', headers: tenant },
     { name: `geo ~1k (${d.geo1k.count})`, kind: 'geo', path: `/twins/?in_bbox=${d.geo1k.box}&page_size=1000`, headers: geo },
     { name: `geo ~10k (${d.geo10k.count})`, kind: 'geo', path: `/twins/?in_bbox=${d.geo10k.box}&page_size=10000`, headers: geo },
-    { name: `distance (${d.distCount} within ${d.dist} m)`, kind: 'distance', path: `/twins/?point=${d.point}&dist=${d.dist}`, headers: tenant },
+    { name: `distance (${d.distCount} within ${d.dist} m)`, kind: 'distance', path: `/twins/?point=${d.point}&dist=${d.dist}&ordering=distance`, headers: tenant },
     {
       name: 'POST /events/',
       kind: 'post',
       path: '/events/',
       method: 'POST',
-      headers: { ...asTwin(d.postTwin), 'content-type': 'application/vnd.api+json' },
+      headers: { ...asTwin(d.postTwin), ...document },
       body: JSON.stringify({ data: { type: 'events', attributes: { name: 'walk', category: 'activity', data: { steps: 4200, device: 'watch', route: { km: 3.2 } } } } }),
+      generated: { '/data/id': 'uuid', '/data/attributes/timestamp': 'timestamp' },
+    },
+    {
+      name: 'PATCH /events/<id>/',
+      kind: 'patch',
+      path: `/events/${d.patchEvent}/`,
+      method: 'PATCH',
+      headers: { ...asTwin(d.patchTwin), ...document },
+      body: JSON.stringify({ data: { type: 'events', id: d.patchEvent, attributes: { data: { steps: 5000, device: null, route: { km: 4.1 } } } } }),
     },
     { name: 'timeline page', kind: 'timeline', path: '/events/', headers: asTwin(d.timelineTwin) },
     { name: 'quest feed', kind: 'feed', path: '/quests/', headers: asTwin(d.timelineTwin) },
+    {
+      name: 'embark',
+      kind: 'embark',
+      method: 'POST',
+      path: '/quests/<pool>/embark',
+      headers: tenant,
+      pairs,
+      // Written per request: the copy's id and times.
+      generated: { '/data/id': 'uuid', '/data/attributes/created': 'timestamp', '/data/attributes/modified': 'timestamp' },
+    },
   ];
 }
