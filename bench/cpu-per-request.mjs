@@ -6,14 +6,14 @@
 // behalf outside it, as under a sandboxing kernel, is not.)
 //
 //   npm run build && node bench/cpu-per-request.mjs [--mode quick|full] [--requests 6000]
-//                                                   [--only detail,list,my,geo,distance,post,timeline,feed]
+//                                                   [--only detail,list,my,geo,distance,post,patch,timeline,feed,embark]
 //
 // Needs the bench database of that mode (`npm run bench [-- --quick]` loads it once).
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureData } from './lib/load.mjs';
+import { connect, ensureData, prepare, resetEmbarks } from './lib/load.mjs';
 import { RAW_PORT, scenarios, SERVICE_PORT, startRaw, startService, waitReady } from './lib/servers.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -28,7 +28,8 @@ const only = option('only', 'detail,list,timeline,feed').split(',');
 const base = (process.env.PGURL_BASE ?? 'postgresql://postgres@127.0.0.1:5432').replace(/\/$/, '');
 const CONNECTIONS = 8;
 
-const data = await ensureData({ base, name: `twin_bench_${mode}`, mode, root, log: (line) => process.stderr.write(`${line}\n`) });
+const log = (line) => process.stderr.write(`${line}\n`);
+const data = await prepare(await ensureData({ base, name: `twin_bench_${mode}`, mode, root, log }), log);
 const servers = {
   service: { port: SERVICE_PORT, child: startService(data.url) },
   raw: { port: RAW_PORT, child: startRaw(data.url) },
@@ -43,13 +44,21 @@ const cpuMicros = (pid) => {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 };
 
-// The bench's own requests, by kind; of the two list pages, the first.
+// The bench's own requests, by kind; of several of one kind, the first.
 const byKind = {};
 for (const scenario of scenarios(data)) byKind[scenario.kind] ??= scenario;
 const load = (port, scenario, amount) =>
   new Promise((resolve, reject) =>
     autocannon(
-      { url: `http://127.0.0.1:${port}${scenario.path}`, method: scenario.method ?? 'GET', headers: scenario.headers, body: scenario.body, connections: CONNECTIONS, amount },
+      {
+        url: `http://127.0.0.1:${port}${scenario.path}`,
+        method: scenario.method ?? 'GET',
+        headers: scenario.headers,
+        body: scenario.body,
+        requests: scenario.pairs ? [{ method: scenario.method, setupRequest: (request) => ({ ...request, ...scenario.pairs.next() }) }] : undefined,
+        connections: CONNECTIONS,
+        amount,
+      },
       (error, result) => (error ? reject(error) : resolve(result)),
     ),
   );
@@ -61,6 +70,13 @@ for (const name of only) {
   if (!scenario) throw new Error(`unknown scenario ${name} (${Object.keys(byKind).join(', ')})`);
   const micros = {};
   for (const [who, { port, child }] of Object.entries(servers)) {
+    if (scenario.pairs) {
+      // Embarks: each server starts from the same state, with fresh pairs.
+      const db = await connect(data.url);
+      await resetEmbarks(db, data.embarkQuests);
+      await db.end();
+      scenario.pairs.restart();
+    }
     await load(port, scenario, Math.round(requests / 3));
     const before = cpuMicros(child.pid);
     const result = await load(port, scenario, requests);

@@ -657,7 +657,27 @@ app.setErrorHandler((error, _request, reply) => {
   reply.status(status).header('content-type', JSON_API).send(JSON.stringify({ errors: [problem] }));
 });
 
-const send = (reply, body, status = 200, type = JSON_API) => reply.status(status).header('content-type', type).send(body);
+/** Bodies past 64 KiB go out as a Buffer: off the V8 heap while slow clients drain them (a string would stay in the socket's queue). */
+const send = (reply, body, status = 200, type = JSON_API) =>
+  reply.status(status).header('content-type', type).send(body.length > 65536 ? Buffer.from(body, 'utf8') : body);
+
+/**
+ * Geo features being listed at once (a listing costs its page size), as the service bounds them: 50
+ * callers of 10,000-feature pages would otherwise hold hundreds of megabytes for no more throughput.
+ */
+const GEO_FEATURES_AT_ONCE = 20_000;
+let geoInFlight = 0;
+const geoWaiting = [];
+async function geoBudget(size, work) {
+  while (geoInFlight > 0 && geoInFlight + size > GEO_FEATURES_AT_ONCE) await new Promise((resolve) => geoWaiting.push(resolve));
+  geoInFlight += size;
+  try {
+    return await work();
+  } finally {
+    geoInFlight -= size;
+    geoWaiting.splice(0).forEach((resolve) => resolve());
+  }
+}
 
 // Twins ----------------------------------------------------------------------------------------------
 
@@ -695,7 +715,8 @@ app.get('/twins', async (request, reply) => {
   } else {
     const compiled = compileTwinFilters(filters, { own: false, located: geo });
     const sql = filteredTwinsSql({ ...compiled, size: compiled.add(page.size, '::int'), offset: compiled.add(page.offset, '::bigint') }, geo ? 'geo' : 'list');
-    row = await answer(`twins-${compiled.key}`, sql, [...values, ...compiled.values], 'optional');
+    const query = () => answer(`twins-${compiled.key}`, sql, [...values, ...compiled.values], 'optional');
+    row = await (geo ? geoBudget(page.size, query) : query());
   }
   if (!geo) return send(reply, pageEnvelope(request, page, row.count, row.body).body);
   const { links, meta } = pageEnvelope(request, page, row.count, undefined);
