@@ -15,6 +15,12 @@ export class Database {
     readonly dataSource: DataSource,
     readonly kind: 'postgres' | 'embedded',
     private readonly embedded: EmbeddedPostgres | undefined,
+    /**
+     * The server is PGlite (started here, or behind DATABASE_URL as in the test suite): one PostgreSQL
+     * session shared by every socket connection. Prepared statements would outlive the connection that
+     * made them, and a listening connection is not safe there.
+     */
+    readonly sharedSession: boolean,
   ) {}
 
   /** True when this start created a new embedded database (main.ts then sets up a demo tenant). */
@@ -37,17 +43,22 @@ export class Database {
       logger.log(`database: PostgreSQL at ${redactUrl(url)}`);
     }
     const dataSource = new DataSource(dataSourceOptions(url, poolSize, config.databaseStatementTimeoutMs));
+    let sharedSession = embedded !== undefined;
     try {
       await migrate(url, logger);
       await dataSource.initialize();
-      // Client-side read timeout on every pooled query; queries outside transactions straight to the pool.
-      installPooledQueries(dataSource, readTimeoutMs(config.databaseStatementTimeoutMs));
+      if (!sharedSession) {
+        const [{ version }]: { version: string }[] = await dataSource.query('SELECT version() AS version');
+        sharedSession = version.includes('PGlite');
+      }
+      // Client-side read timeout and prepared statements on every pooled query; queries outside transactions straight to the pool.
+      installPooledQueries(dataSource, { readTimeoutMs: readTimeoutMs(config.databaseStatementTimeoutMs), preparedStatements: !sharedSession });
     } catch (error) {
       if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
       await embedded?.stop().catch(() => undefined);
       throw error;
     }
-    return new Database(dataSource, embedded ? 'embedded' : 'postgres', embedded);
+    return new Database(dataSource, embedded ? 'embedded' : 'postgres', embedded, sharedSession);
   }
 
   /** Cheap liveness probe for /health. */

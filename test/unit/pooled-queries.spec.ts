@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { DataSource } from 'typeorm';
 import { QueryFailedError } from 'typeorm';
-import { installPooledQueries, READ_TIMEOUT_MESSAGE } from '../../src/database/pooled-queries';
+import { installPooledQueries, READ_TIMEOUT_MESSAGE, statementName } from '../../src/database/pooled-queries';
 
 type Callback = (error: Error | null, result?: unknown) => void;
 
@@ -48,7 +48,7 @@ describe('installPooledQueries', () => {
   it('answers dataSource.query outside transactions from the pool, in pg callback form', async () => {
     const client = new FakeClient();
     const { dataSource } = fakeDataSource(client);
-    installPooledQueries(dataSource, 1000);
+    installPooledQueries(dataSource, { readTimeoutMs: 1000, preparedStatements: false });
     const result = dataSource.query('SELECT $1::int AS n', [1]);
     await jest.advanceTimersByTimeAsync(0);
     expect(typeof client.calls[0].callback).toBe('function');
@@ -60,7 +60,7 @@ describe('installPooledQueries', () => {
   it('returns [rows, rowCount] for UPDATE and DELETE, as TypeORM does', async () => {
     const client = new FakeClient();
     const { dataSource } = fakeDataSource(client);
-    installPooledQueries(dataSource, 1000);
+    installPooledQueries(dataSource, { readTimeoutMs: 1000, preparedStatements: false });
     const result = dataSource.query('DELETE FROM t RETURNING id', []);
     await jest.advanceTimersByTimeAsync(0);
     client.answer([{ id: 1 }, { id: 2 }], 'DELETE');
@@ -70,7 +70,7 @@ describe('installPooledQueries', () => {
   it('fails a query the database does not answer within the read timeout, and discards the connection', async () => {
     const client = new FakeClient();
     const { dataSource } = fakeDataSource(client);
-    installPooledQueries(dataSource, 1000);
+    installPooledQueries(dataSource, { readTimeoutMs: 1000, preparedStatements: false });
     const result = dataSource.query('SELECT pg_sleep(60)', []);
     const failure = expect(result).rejects.toBeInstanceOf(QueryFailedError);
     await jest.advanceTimersByTimeAsync(999);
@@ -85,7 +85,7 @@ describe('installPooledQueries', () => {
   it('bounds the promise form on any checkout (TypeORM transactions check out through the same pool)', async () => {
     const client = new FakeClient();
     const { dataSource, pool } = fakeDataSource(client);
-    installPooledQueries(dataSource, 500);
+    installPooledQueries(dataSource, { readTimeoutMs: 500, preparedStatements: false });
     pool.emit('acquire', client);
     pool.emit('acquire', client);
     const begin = (client.query as (text: string) => Promise<unknown>)('BEGIN');
@@ -100,7 +100,7 @@ describe('installPooledQueries', () => {
   it('leaves callback-form and query-object calls to pg, unbounded', async () => {
     const client = new FakeClient();
     const { dataSource, pool } = fakeDataSource(client);
-    installPooledQueries(dataSource, 500);
+    installPooledQueries(dataSource, { readTimeoutMs: 500, preparedStatements: false });
     pool.emit('acquire', client);
     const callback = jest.fn();
     client.query('SELECT 1', [], callback);
@@ -115,7 +115,7 @@ describe('installPooledQueries', () => {
   it('keeps TypeORM for calls inside a transaction (with a query runner)', async () => {
     const client = new FakeClient();
     const { dataSource, viaTypeOrm } = fakeDataSource(client);
-    installPooledQueries(dataSource, 500);
+    installPooledQueries(dataSource, { readTimeoutMs: 500, preparedStatements: false });
     const runner = {} as never;
     await expect(dataSource.query('SELECT 1', [], runner)).resolves.toBe('via typeorm');
     expect(viaTypeOrm).toHaveBeenCalledWith('SELECT 1', [], runner);
@@ -125,11 +125,38 @@ describe('installPooledQueries', () => {
   it('adds no read timeout when it is 0 (migrations)', async () => {
     const client = new FakeClient();
     const { dataSource, pool } = fakeDataSource(client);
-    installPooledQueries(dataSource, 0);
+    installPooledQueries(dataSource, { readTimeoutMs: 0, preparedStatements: false });
     pool.emit('acquire', client);
     void (client.query as (text: string) => unknown)('CREATE EXTENSION postgis');
     await jest.advanceTimersByTimeAsync(60_000);
     expect(client.stream.destroyed).toBe(false);
     expect(client.calls[0].callback).toBeUndefined();
+  });
+
+  it('runs statements with parameters as named prepared statements, the name a digest of the text', async () => {
+    const client = new FakeClient();
+    const { dataSource, pool } = fakeDataSource(client);
+    installPooledQueries(dataSource, { readTimeoutMs: 0, preparedStatements: true });
+    const first = dataSource.query('SELECT $1::int AS n', [1]);
+    await jest.advanceTimersByTimeAsync(0);
+    client.answer([{ n: 1 }]);
+    await first;
+    pool.emit('acquire', client);
+    void (client.query as (text: string, values?: unknown[]) => unknown)('SELECT $1::int AS n', [2]);
+    void (client.query as (text: string) => unknown)('BEGIN');
+    expect(client.calls[0].text).toEqual({ name: statementName('SELECT $1::int AS n'), text: 'SELECT $1::int AS n' });
+    expect(client.calls[0].values).toEqual([1]);
+    expect(client.calls[1].text).toEqual(client.calls[0].text);
+    // Without parameters (transaction control, SET) a statement stays unnamed.
+    expect(client.calls[2].text).toBe('BEGIN');
+  });
+});
+
+describe('statementName', () => {
+  it('is the same for the same text, different for different texts, and a valid identifier', () => {
+    const a = statementName('SELECT 1 WHERE $1');
+    expect(statementName('SELECT 1 WHERE $1')).toBe(a);
+    expect(statementName('SELECT 2 WHERE $1')).not.toBe(a);
+    expect(a).toMatch(/^s_[A-Za-z0-9_-]{24}$/);
   });
 });
