@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AccountsRepository } from '../accounts/accounts.repository.js';
+import { Credentials } from '../common/auth/credentials.js';
 import { generateToken } from '../common/auth/tokens.js';
 import { invalidDocument, notFound, ApiError } from '../common/json-api/api-error.js';
 import type { ResourceObject } from '../common/json-api/resource.js';
@@ -24,6 +25,7 @@ export class AdminService {
     private readonly organizations: OrganizationsRepository,
     private readonly accounts: AccountsRepository,
     private readonly twins: TwinsRepository,
+    private readonly credentials: Credentials,
   ) {}
 
   async createOrganization(name: string): Promise<ResourceObject> {
@@ -67,6 +69,8 @@ export class AdminService {
 
   async revokeToken(tokenId: string): Promise<void> {
     if (!(await this.accounts.revokeToken(tokenId))) throw notFound('No such live token.');
+    // Other instances hear of it from the trigger's notice; this one stops answering from its cache now.
+    this.credentials.forget();
   }
 
   /** Everything a first run needs, created atomically: organization, account, a twin and a token. */

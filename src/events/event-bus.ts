@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { Client } from 'pg';
+import type { DatabaseNotifications } from '../database/notifications.js';
 import type { ResourceObject } from '../common/json-api/resource.js';
 
 /** One committed change of a timeline, as the event stream delivers it. */
@@ -53,22 +53,15 @@ export class MemoryEventBus extends EventBus {
   }
 }
 
-/**
- * LISTEN on a plain `pg.Client` (not a pooled connection: it is held for the life of the instance).
- * Connected on the first stream, kept afterwards, reconnected with backoff when the connection drops
- * (changes committed while it is down are not delivered live; clients resume with `Last-Event-ID`).
- */
+/** Timeline changes announced by the write statements' NOTIFY, received on the instance's listening connection. */
 export class PostgresEventBus extends EventBus {
   readonly channel = EVENTS_CHANNEL;
-  private client: Client | undefined;
-  private connecting: Promise<void> | undefined;
+  private subscribed: Promise<void> | undefined;
   private handler: ChangeHandler | undefined;
   private closed = false;
-  private retryTimer: NodeJS.Timeout | undefined;
-  private retryDelayMs = 500;
 
   constructor(
-    private readonly url: string,
+    private readonly notifications: DatabaseNotifications,
     private readonly logger = new Logger('EventBus'),
   ) {
     super();
@@ -79,73 +72,25 @@ export class PostgresEventBus extends EventBus {
   }
 
   listen(handler: ChangeHandler): Promise<void> {
-    this.handler ??= handler;
     if (this.closed) return Promise.reject(new Error('The event bus is closed.'));
-    if (this.client) return Promise.resolve();
-    this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
-    return this.connecting;
-  }
-
-  private async connect(): Promise<void> {
-    const client = new Client({ connectionString: this.url, application_name: 'twin-service-events', connectionTimeoutMillis: 2000 });
-    client.on('notification', (message) => {
-      if (message.channel !== EVENTS_CHANNEL || !message.payload) return;
-      const change = parseNotification(message.payload);
-      if (change) this.handler?.(change);
-      else this.logger.warn(`ignored a malformed notification on ${EVENTS_CHANNEL}`);
-    });
-    client.on('error', (error) => {
-      this.logger.warn(`listening connection failed: ${error.message}`);
-      this.dropped(client);
-    });
-    client.on('end', () => this.dropped(client));
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
-    } catch (error) {
-      client.removeAllListeners('end');
-      await client.end().catch(() => undefined);
+    this.handler ??= handler;
+    this.subscribed ??= this.notifications.subscribe(EVENTS_CHANNEL, this.deliver);
+    // A first connection that failed is retried by the listener; the next caller waits for it.
+    return this.subscribed.catch((error: Error) => {
+      this.subscribed = undefined;
       throw error;
-    }
-    if (this.closed) {
-      await client.end().catch(() => undefined);
-      return;
-    }
-    this.client = client;
-    this.retryDelayMs = 500;
+    });
   }
 
-  private dropped(client: Client): void {
-    if (this.client !== client) return;
-    this.client = undefined;
-    void client.end().catch(() => undefined);
-    this.scheduleReconnect();
-  }
-
-  private scheduleReconnect(): void {
-    if (this.closed || this.retryTimer) return;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      if (this.closed || this.client || !this.handler) return;
-      this.listen(this.handler).catch((error: Error) => {
-        this.logger.warn(`reconnecting the listening connection failed: ${error.message}`);
-        this.retryDelayMs = Math.min(this.retryDelayMs * 2, 30_000);
-        this.scheduleReconnect();
-      });
-    }, this.retryDelayMs);
-    this.retryTimer.unref();
-  }
+  private readonly deliver = (payload: string): void => {
+    if (this.closed || !this.handler) return;
+    const change = parseNotification(payload);
+    if (change) this.handler(change);
+    else this.logger.warn(`ignored a malformed notification on ${EVENTS_CHANNEL}`);
+  };
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    await this.connecting?.catch(() => undefined);
-    const client = this.client;
-    this.client = undefined;
-    if (client) {
-      client.removeAllListeners('end');
-      await client.end().catch(() => undefined);
-    }
   }
 }
 

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { Database } from '../database/database.js';
+import { DatabaseNotifications } from '../database/notifications.js';
 import { EventBus, MemoryEventBus, PostgresEventBus } from './event-bus.js';
 import { EventStreams } from './event-streams.js';
 import { EventsController } from './events.controller.js';
@@ -16,11 +16,9 @@ import { EventsService } from './events.service.js';
     EventStreams,
     {
       provide: EventBus,
-      inject: [APP_CONFIG, Database],
-      useFactory: (config: AppConfig, database: Database): EventBus =>
-        config.eventBus === 'postgres' && database.kind === 'postgres' && config.databaseUrl
-          ? new PostgresEventBus(config.databaseUrl)
-          : new MemoryEventBus(),
+      inject: [APP_CONFIG, DatabaseNotifications],
+      useFactory: (config: AppConfig, notifications: DatabaseNotifications | null): EventBus =>
+        config.eventBus === 'postgres' && notifications ? new PostgresEventBus(notifications) : new MemoryEventBus(),
     },
   ],
 })

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { hashToken } from './tokens.js';
 
 export interface ResolvedCredentials {
   tokenId: string;
+  /** When the token expires (ISO 8601), or null. */
+  expires: string | null;
   account: { id: string; name: string };
   organization?: { id: string; name: string };
   twin?: { id: string };
@@ -11,6 +12,7 @@ export interface ResolvedCredentials {
 
 interface CredentialsRow {
   token_id: string;
+  expires: string | null;
   account_id: string;
   account_name: string;
   organization_id: string | null;
@@ -20,15 +22,16 @@ interface CredentialsRow {
 
 /**
  * The one place that knows the tenant: token, membership and acting twin are resolved in a single
- * round trip. The lookup is by SHA-256 digest, so how long it takes tells nothing about the secret.
+ * round trip (cached in front by credentials.ts). The lookup is by SHA-256 digest, so how long it takes tells nothing about the secret.
  */
 @Injectable()
 export class AuthRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  async resolve(token: string, organizationId: string | undefined, twinId: string | undefined): Promise<ResolvedCredentials | undefined> {
+  /** `tokenDigest`: the SHA-256 of the token (tokens.ts `hashToken`). */
+  async resolve(tokenDigest: Buffer, organizationId: string | undefined, twinId: string | undefined): Promise<ResolvedCredentials | undefined> {
     const rows: CredentialsRow[] = await this.dataSource.query(
-      `SELECT t.id AS token_id, a.id AS account_id, a.name AS account_name,
+      `SELECT t.id AS token_id, t.expires, a.id AS account_id, a.name AS account_name,
               o.id AS organization_id, o.name AS organization_name, tw.id AS twin_id
          FROM access_tokens t
          JOIN accounts a ON a.id = t.account_id
@@ -38,12 +41,13 @@ export class AuthRepository {
         WHERE t.token_hash = $1
           AND t.revoked IS NULL
           AND (t.expires IS NULL OR t.expires > now())`,
-      [hashToken(token), organizationId ?? null, twinId ?? null],
+      [tokenDigest, organizationId ?? null, twinId ?? null],
     );
     const row = rows[0];
     if (!row) return undefined;
     return {
       tokenId: row.token_id,
+      expires: row.expires,
       account: { id: row.account_id, name: row.account_name },
       organization: row.organization_id ? { id: row.organization_id, name: row.organization_name ?? '' } : undefined,
       twin: row.twin_id ? { id: row.twin_id } : undefined,

@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { forbidden, invalidHeader, unauthenticated, ApiError } from '../json-api/api-error.js';
 import { isUuid } from '../json-api/query.js';
-import { AuthRepository } from './auth.repository.js';
+import { Credentials } from './credentials.js';
 import { RateLimiter } from './rate-limiter.js';
 import { ROUTE_ACCESS, RouteAccess } from './route-access.js';
 import { parseAuthorization, secretsEqual } from './tokens.js';
@@ -28,7 +28,7 @@ const headerValue = (request: FastifyRequest, name: string): string | undefined 
 export class TokenGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    private readonly auth: AuthRepository,
+    private readonly credentials: Credentials,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -47,7 +47,7 @@ export class TokenGuard implements CanActivate {
     }
     const organizationId = headerValue(request, 'x-organization');
     const twinId = access.twin ? headerValue(request, 'x-twin') : undefined;
-    const resolved = await this.auth.resolve(token, isUuid(organizationId) ? organizationId : undefined, isUuid(twinId) ? twinId : undefined);
+    const resolved = await this.credentials.resolve(token, isUuid(organizationId) ? organizationId : undefined, isUuid(twinId) ? twinId : undefined);
     if (!resolved) throw unauthenticated('The access token is unknown, revoked or expired.');
     request.auth = resolved;
     return true;
