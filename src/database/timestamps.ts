@@ -32,3 +32,9 @@ export function installPgTypeParsers(): void {
   types.setTypeParser(types.builtins.TIMESTAMP, pgTimestampToIso);
   types.setTypeParser(types.builtins.INT8, (value) => Number(value));
 }
+
+/**
+ * SQL for a timestamp column as the service writes it (pgTimestampToIso's output): UTC, ISO 8601,
+ * six fraction digits, for documents PostgreSQL builds as JSON.
+ */
+export const isoTimestampSql = (column: string): string => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;

@@ -2,9 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { SqlParams } from '../database/sql-params.js';
 import type { Tenant } from '../common/auth/tenant.js';
-import type { PageRequest } from '../common/json-api/pagination.js';
+import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
 import type { GeoPoint } from '../database/geometry.js';
 import type { TwinFilters } from './twin-filters.js';
+import { TWIN_JSON, type TwinForm } from './twin.resource.js';
 import { sharedTwinSql, visibleTwinSql } from './twin-visibility.js';
 
 export interface NewTwin {
@@ -119,28 +120,42 @@ const VISIBLE_COUNT = `SELECT ((SELECT coalesce(sum(c.shared), 0) FROM twin_coun
 const OWN_COUNT = `SELECT coalesce((SELECT c.total FROM twin_counts c WHERE c.organization_id = $1::uuid), 0) AS count`;
 
 /**
- * A page of the visible twins in list order ($1 organization, $2 size, $3 offset). The visibility rule
- * is split into its two disjoint halves, each an index-only scan in list order (shared twins; the
- * organization's other twins); their merge skips `offset` entries in the indexes, and only the rows
- * of the page are read from the table.
+ * The ids of a page of the visible twins in list order ($1 organization, $2 size, $3 offset). The
+ * visibility rule is split into its two disjoint halves, each an index-only scan in list order (shared
+ * twins; the organization's other twins); their merge skips `offset` entries in the indexes, and only
+ * the rows of the page are read from the table.
  */
-const VISIBLE_PAGE = `SELECT ${COLUMNS}
-    FROM (SELECT u.id, u.created FROM (
+const VISIBLE_PAGE_IDS = `SELECT u.id FROM (
             (SELECT s.id, s.created FROM twins s WHERE ${SHARED}
               ORDER BY s.created, s.id LIMIT $2::int + $3::bigint)
             UNION ALL
             (SELECT s.id, s.created FROM twins s WHERE s.organization_id = $1::uuid AND NOT ${SHARED}
               ORDER BY s.created, s.id LIMIT $2::int + $3::bigint)) u
-           ORDER BY u.created, u.id LIMIT $2::int OFFSET $3::bigint) p
-    JOIN twins t ON t.id = p.id
-   ORDER BY p.created, p.id`;
+           ORDER BY u.created, u.id LIMIT $2::int OFFSET $3::bigint`;
 
-/** A page of the caller's organization's twins: index-only over twins_organization_idx, then the page's rows. */
-const OWN_PAGE = `SELECT ${COLUMNS}
-    FROM (SELECT s.id, s.created FROM twins s WHERE s.organization_id = $1::uuid
-           ORDER BY s.created, s.id LIMIT $2::int OFFSET $3::bigint) p
-    JOIN twins t ON t.id = p.id
-   ORDER BY p.created, p.id`;
+/** The ids of a page of the caller's organization's twins: index-only over twins_organization_idx. */
+const OWN_PAGE_IDS = `SELECT s.id FROM twins s WHERE s.organization_id = $1::uuid ORDER BY s.created, s.id LIMIT $2::int OFFSET $3::bigint`;
+
+/**
+ * One statement for a whole page: `count`, and `data`, the JSON array of `item` (a JSON expression of
+ * the twins row `t`) for the ids `pageIds` selects, in that order. The items are only built when the
+ * page is within the count (past the end the caller answers 404, having paid for the count alone).
+ */
+const countedPageSql = (countSql: string, offset: string, pageIds: string, aggregate: (items: string) => string, empty: string, with_ = '') =>
+  `${with_}SELECT c.count, CASE WHEN ${offset} < c.count THEN (
+       SELECT ${aggregate('p.n')}::text
+         FROM unnest(ARRAY(${pageIds})) WITH ORDINALITY AS p(id, n)
+         JOIN twins t ON t.id = p.id) ELSE '${empty}' END AS data
+     FROM (${countSql}) c`;
+
+const jsonArrayOf = (item: string) => (order: string) => `coalesce(json_agg(${item} ORDER BY ${order}), '[]'::json)`;
+
+/** A GeoJSON Feature of the twins row `t` (the map listing's items). */
+const FEATURE_JSON = `json_build_object('id', t.id::text, 'type', 'Feature', 'geometry', ST_AsGeoJSON(t.location)::json,
+    'properties', json_build_object('twin_id', t.id::text, 'name', t.name, 'description', t.description))`;
+const featureCollectionOf = (order: string) =>
+  `json_build_object('type', 'FeatureCollection', 'features', coalesce(json_agg(${FEATURE_JSON} ORDER BY ${order}), '[]'::json))`;
+const EMPTY_FEATURE_COLLECTION = '{"type":"FeatureCollection","features":[]}';
 
 interface Compiled {
   where: string;
@@ -220,56 +235,61 @@ export class TwinsRepository {
     return { where: conditions.join('\n    AND '), orderBy: order.join(', '), params: p };
   }
 
-  async count(tenant: Tenant, query: TwinQuery): Promise<number> {
-    if (isUnfiltered(query)) {
-      // twin_counts is kept by triggers in the writing transactions (migration 1763790000000): exact, O(organizations).
-      const rows: { count: number }[] = await this.dataSource.query(query.own ? OWN_COUNT : VISIBLE_COUNT, [tenant.organization.id]);
-      return rows[0].count;
-    }
-    const { where, params } = this.compile(tenant, query, false);
-    const rows: { count: number }[] = await this.dataSource.query(`SELECT count(*) AS count FROM twins t WHERE ${where}`, params.values);
-    return rows[0].count;
-  }
-
-  async page(tenant: Tenant, query: TwinQuery, page: PageRequest): Promise<TwinRow[]> {
-    if (isUnfiltered(query)) {
-      return this.dataSource.query(query.own ? OWN_PAGE : VISIBLE_PAGE, [tenant.organization.id, page.size, page.offset]);
-    }
-    const { where, orderBy, params } = this.compile(tenant, query);
-    return this.dataSource.query(
-      `SELECT ${COLUMNS}
-         FROM twins t
-        WHERE ${where}
-        ORDER BY ${orderBy}
-        LIMIT ${params.add(page.size, '::int')} OFFSET ${params.add(page.offset, '::bigint')}`,
-      params.values,
-    );
+  /** A page of twins in `form`, with the count, in one statement (see countedPageSql). */
+  async page(tenant: Tenant, query: TwinQuery, page: PageRequest, form: TwinForm): Promise<CountedJson> {
+    return this.countedPage(tenant, query, page, jsonArrayOf(TWIN_JSON[form]('t')), '[]');
   }
 
   /**
-   * One page of the geo listing as a GeoJSON FeatureCollection, built by PostgreSQL and returned as
-   * JSON text (never parsed into objects here). Only twins with a location.
+   * One page of the geo listing, `data` a GeoJSON FeatureCollection built by PostgreSQL (JSON text,
+   * never parsed here), with the count. Only twins with a location.
    */
-  async featureCollection(tenant: Tenant, query: TwinQuery, page: PageRequest): Promise<string> {
-    const { where, orderBy, params } = this.compile(tenant, { ...query, located: true });
-    const rows: { results: string }[] = await this.dataSource.query(
-      `SELECT json_build_object(
-                'type', 'FeatureCollection',
-                'features', coalesce(json_agg(json_build_object(
-                  'id', f.id::text,
-                  'type', 'Feature',
-                  'geometry', ST_AsGeoJSON(f.location)::json,
-                  'properties', json_build_object('twin_id', f.id::text, 'name', f.name, 'description', f.description)
-                ) ORDER BY f.position), '[]'::json)
-              )::text AS results
-         FROM (SELECT t.id, t.location, t.name, t.description, row_number() OVER (ORDER BY ${orderBy}) AS position
-                 FROM twins t
-                WHERE ${where}
-                ORDER BY ${orderBy}
-                LIMIT ${params.add(page.size, '::int')} OFFSET ${params.add(page.offset, '::bigint')}) f`,
-      params.values,
+  async featureCollection(tenant: Tenant, query: TwinQuery, page: PageRequest): Promise<CountedJson> {
+    return this.countedPage(tenant, { ...query, located: true }, page, featureCollectionOf, EMPTY_FEATURE_COLLECTION);
+  }
+
+  private async countedPage(tenant: Tenant, query: TwinQuery, page: PageRequest, aggregate: (order: string) => string, empty: string): Promise<CountedJson> {
+    if (isUnfiltered(query)) {
+      // twin_counts is kept by triggers in the writing transactions (migration 1763790000000): exact, O(organizations).
+      const sql = query.own ? countedPageSql(OWN_COUNT, '$3::bigint', OWN_PAGE_IDS, aggregate, empty) : countedPageSql(VISIBLE_COUNT, '$3::bigint', VISIBLE_PAGE_IDS, aggregate, empty);
+      return (await this.dataSource.query(sql, [tenant.organization.id, page.size, page.offset]))[0];
+    }
+    const { where, orderBy, params } = this.compile(tenant, query);
+    const limit = `LIMIT ${params.add(page.size, '::int')} OFFSET ${params.add(page.offset, '::bigint')}`;
+    const offset = `$${params.values.length}::bigint`;
+    let sql: string;
+    if (query.in_bbox || query.dist !== undefined) {
+      // A spatial filter bounds the candidates, and neither the count nor the order can use a list
+      // index: the index search runs once, into a CTE that both the count and the page read.
+      const candidates = `WITH f AS MATERIALIZED (SELECT t.id, t.created, t.location, t.characteristics FROM twins t WHERE ${where}) `;
+      sql = countedPageSql('SELECT count(*) AS count FROM f', offset, `SELECT t.id FROM f t ORDER BY ${orderBy} ${limit}`, aggregate, empty, candidates);
+    } else {
+      sql = countedPageSql(this.countSql(tenant, query, where), offset, `SELECT t.id FROM twins t WHERE ${where} ORDER BY ${orderBy} ${limit}`, aggregate, empty);
+    }
+    return (await this.dataSource.query(sql, params.values))[0];
+  }
+
+  /**
+   * The count of a filtered list. An `organization` filter alone is read from twin_counts: the caller's
+   * own organization shows all its twins (`total`), another one its shared twins (`shared`).
+   */
+  private countSql(tenant: Tenant, query: TwinQuery, where: string): string {
+    const filters = Object.entries(query).filter(([, value]) => value !== undefined).map(([key]) => key);
+    if (filters.length === 1 && filters[0] === 'organization') {
+      // compile() numbered the caller's organization $1 and the filter's organization $2.
+      return `SELECT coalesce((SELECT CASE WHEN c.organization_id = $1::uuid THEN c.total ELSE c.shared END
+                 FROM twin_counts c WHERE c.organization_id = $2::uuid), 0)::bigint AS count`;
+    }
+    return `SELECT count(*) AS count FROM twins t WHERE ${where}`;
+  }
+
+  /** One twin the caller can see, in detail form (JSON text built by PostgreSQL). */
+  async findVisibleJson(tenant: Tenant, id: string): Promise<string | undefined> {
+    const rows: { data: string }[] = await this.dataSource.query(
+      `SELECT ${TWIN_JSON.detail('t')}::text AS data FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')}`,
+      [tenant.organization.id, id],
     );
-    return rows[0].results;
+    return rows[0]?.data;
   }
 
   /** One twin the caller can see. */

@@ -3,14 +3,14 @@ import type { Tenant } from '../common/auth/tenant.js';
 import { ConcurrencyLimit } from '../common/concurrency.js';
 import { invalidDocument, invalidHeader, invalidParameter, notFound } from '../common/json-api/api-error.js';
 import { RawBody } from '../common/json-api/envelope.js';
-import { assertPageExists, loadPage, Page, pageLinks, paginationMeta, readPageRequest, type PageRequest } from '../common/json-api/pagination.js';
+import { assertPageExists, Page, pageLinks, pageOfJson, paginationMeta, readPageRequest } from '../common/json-api/pagination.js';
 import { assertIdMatchesPath, type ResourceDocument } from '../common/json-api/resource-body.js';
-import type { ResourceObject } from '../common/json-api/resource.js';
+import { JsonText, type ResourceObject } from '../common/json-api/resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinAttributes } from './dto/twin-attributes.dto.js';
 import { readOwnTwinFilters, readTwinFilters, type TwinFilters } from './twin-filters.js';
 import { readLocation } from './twin-geo.js';
-import { ownTwinResource, twinDetailResource, twinListResource } from './twin.resource.js';
+import { twinDetailResource } from './twin.resource.js';
 import { TwinsRepository, type TwinChanges, type TwinQuery } from './twins.repository.js';
 
 const ATTRIBUTES = '/data/attributes';
@@ -51,17 +51,17 @@ export class TwinsService {
   ) {}
 
   /** `GET /twins/`: visible twins, filtered, one page. */
-  async list(tenant: Tenant, query: Record<string, unknown>): Promise<Page<ResourceObject[]>> {
+  async list(tenant: Tenant, query: Record<string, unknown>): Promise<Page<JsonText>> {
     const twinQuery = await this.resolve(tenant, readTwinFilters(query));
     const page = readPageRequest(query, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
-    return this.pageOf(tenant, twinQuery, page, twinListResource);
+    return pageOfJson(page, await this.twins.page(tenant, twinQuery, page, 'list'));
   }
 
   /** `GET /my/twins/`: the caller's organization's twins, one page. */
-  async listOwn(tenant: Tenant, query: Record<string, unknown>): Promise<Page<ResourceObject[]>> {
+  async listOwn(tenant: Tenant, query: Record<string, unknown>): Promise<Page<JsonText>> {
     const twinQuery: TwinQuery = { ...readOwnTwinFilters(query), own: true };
     const page = readPageRequest(query, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
-    return this.pageOf(tenant, twinQuery, page, ownTwinResource);
+    return pageOfJson(page, await this.twins.page(tenant, twinQuery, page, 'own'));
   }
 
   /**
@@ -72,12 +72,8 @@ export class TwinsService {
   async geoList(tenant: Tenant, query: Record<string, unknown>, requestUrl: URL): Promise<RawBody<string>> {
     const twinQuery: TwinQuery = { ...(await this.resolve(tenant, readTwinFilters(query))), located: true };
     const request = readPageRequest(query, { defaultSize: this.config.geoPageSizeDefault, maxSize: this.config.geoPageSizeMax });
-    const { count, results } = await this.geoListings.run(request.size, async () => {
-      const count = await this.twins.count(tenant, twinQuery);
-      assertPageExists(request, count);
-      const results = count === 0 ? '{"type":"FeatureCollection","features":[]}' : await this.twins.featureCollection(tenant, twinQuery, request);
-      return { count, results };
-    });
+    const { count, data: results } = await this.geoListings.run(request.size, () => this.twins.featureCollection(tenant, twinQuery, request));
+    assertPageExists(request, count);
     const page = new Page(undefined, request, count);
     const links = JSON.stringify(pageLinks(requestUrl, page));
     const meta = JSON.stringify(paginationMeta(page));
@@ -85,10 +81,10 @@ export class TwinsService {
   }
 
   /** `GET /twins/<TWIN_ID>/` */
-  async get(tenant: Tenant, id: string): Promise<ResourceObject> {
-    const row = await this.twins.findVisible(tenant, id);
-    if (!row) throw notFound('No such twin.');
-    return twinDetailResource(row);
+  async get(tenant: Tenant, id: string): Promise<JsonText> {
+    const twin = await this.twins.findVisibleJson(tenant, id);
+    if (twin === undefined) throw notFound('No such twin.');
+    return new JsonText(twin);
   }
 
   /** `POST /my/twins/` */
@@ -104,15 +100,6 @@ export class TwinsService {
     const row = await this.twins.update(tenant, id, changes);
     if (!row) throw notFound('No such twin in your organization.');
     return twinDetailResource(row);
-  }
-
-  private async pageOf(
-    tenant: Tenant,
-    query: TwinQuery,
-    request: PageRequest,
-    toResource: (row: Parameters<typeof twinListResource>[0]) => ResourceObject,
-  ): Promise<Page<ResourceObject[]>> {
-    return loadPage(request, () => this.twins.count(tenant, query), () => this.twins.page(tenant, query, request), toResource);
   }
 
   /** Turns filters that name other things (the reference twin, the acting twin) into SQL inputs. */

@@ -26,3 +26,11 @@ export const GEO_JSON_MEDIA_TYPE = 'application/geo+json';
 export function identifier(type: string, id: string | null | undefined): ResourceIdentifier | null {
   return id ? { type, id } : null;
 }
+
+/**
+ * Primary data as JSON text PostgreSQL built (a resource object, or an array of them): it goes into
+ * the envelope as it is, never parsed and serialized again here.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
