@@ -137,16 +137,16 @@ const VISIBLE_PAGE_IDS = `SELECT u.id FROM (
 const OWN_PAGE_IDS = `SELECT s.id FROM twins s WHERE s.organization_id = $1::uuid ORDER BY s.created, s.id LIMIT $2::int OFFSET $3::bigint`;
 
 /**
- * One statement for a whole page: `count`, and `data`, the JSON array of `item` (a JSON expression of
- * the twins row `t`) for the ids `pageIds` selects, in that order. The items are only built when the
- * page is within the count (past the end the caller answers 404, having paid for the count alone).
+ * One statement for a whole page: `count`, and `data`, the JSON aggregate of the page's twins (`t`,
+ * numbered `t.n` in list order) that `pageRows` selects. The items are only built when the page is
+ * within the count (past the end the caller answers 404, having paid for the count alone).
  */
-const countedPageSql = (countSql: string, offset: string, pageIds: string, aggregate: (items: string) => string, empty: string, with_ = '') =>
-  `${with_}SELECT c.count, CASE WHEN ${offset} < c.count THEN (
-       SELECT ${aggregate('p.n')}::text
-         FROM unnest(ARRAY(${pageIds})) WITH ORDINALITY AS p(id, n)
-         JOIN twins t ON t.id = p.id) ELSE '${empty}' END AS data
+const countedPageSql = (countSql: string, offset: string, pageRows: string, aggregate: (order: string) => string, empty: string, with_ = '') =>
+  `${with_}SELECT c.count, CASE WHEN ${offset} < c.count THEN (SELECT ${aggregate('t.n')}::text FROM (${pageRows}) t) ELSE '${empty}' END AS data
      FROM (${countSql}) c`;
+
+/** The page's rows from the ids `pageIds` selects in list order (an index-only scan): only they are read from the table. */
+const rowsOfIds = (pageIds: string) => `SELECT t.*, p.n FROM unnest(ARRAY(${pageIds})) WITH ORDINALITY AS p(id, n) JOIN twins t ON t.id = p.id`;
 
 const jsonArrayOf = (item: string) => (order: string) => `coalesce(json_agg(${item} ORDER BY ${order}), '[]'::json)`;
 
@@ -251,20 +251,23 @@ export class TwinsRepository {
   private async countedPage(tenant: Tenant, query: TwinQuery, page: PageRequest, aggregate: (order: string) => string, empty: string): Promise<CountedJson> {
     if (isUnfiltered(query)) {
       // twin_counts is kept by triggers in the writing transactions (migration 1763790000000): exact, O(organizations).
-      const sql = query.own ? countedPageSql(OWN_COUNT, '$3::bigint', OWN_PAGE_IDS, aggregate, empty) : countedPageSql(VISIBLE_COUNT, '$3::bigint', VISIBLE_PAGE_IDS, aggregate, empty);
+      const sql = query.own
+        ? countedPageSql(OWN_COUNT, '$3::bigint', rowsOfIds(OWN_PAGE_IDS), aggregate, empty)
+        : countedPageSql(VISIBLE_COUNT, '$3::bigint', rowsOfIds(VISIBLE_PAGE_IDS), aggregate, empty);
       return (await this.dataSource.query(sql, [tenant.organization.id, page.size, page.offset]))[0];
     }
     const { where, orderBy, params } = this.compile(tenant, query);
     const limit = `LIMIT ${params.add(page.size, '::int')} OFFSET ${params.add(page.offset, '::bigint')}`;
     const offset = `$${params.values.length}::bigint`;
+    const numbered = `row_number() OVER (ORDER BY ${orderBy}) AS n`;
     let sql: string;
-    if (query.in_bbox || query.dist !== undefined) {
-      // A spatial filter bounds the candidates, and neither the count nor the order can use a list
-      // index: the index search runs once, into a CTE that both the count and the page read.
-      const candidates = `WITH f AS MATERIALIZED (SELECT t.id, t.created, t.location, t.characteristics FROM twins t WHERE ${where}) `;
-      sql = countedPageSql('SELECT count(*) AS count FROM f', offset, `SELECT t.id FROM f t ORDER BY ${orderBy} ${limit}`, aggregate, empty, candidates);
+    if (query.dist !== undefined) {
+      // A radius is an expensive test (geography distance) over few candidates: it runs once, into a
+      // CTE that both the count and the page read.
+      const candidates = `WITH f AS MATERIALIZED (SELECT t.* FROM twins t WHERE ${where}) `;
+      sql = countedPageSql('SELECT count(*) AS count FROM f', offset, `SELECT t.*, ${numbered} FROM f t ORDER BY ${orderBy} ${limit}`, aggregate, empty, candidates);
     } else {
-      sql = countedPageSql(this.countSql(tenant, query, where), offset, `SELECT t.id FROM twins t WHERE ${where} ORDER BY ${orderBy} ${limit}`, aggregate, empty);
+      sql = countedPageSql(this.countSql(tenant, query, where), offset, `SELECT t.*, ${numbered} FROM twins t WHERE ${where} ORDER BY ${orderBy} ${limit}`, aggregate, empty);
     }
     return (await this.dataSource.query(sql, params.values))[0];
   }

@@ -13,7 +13,9 @@ import { TestApp } from '../support/test-app';
  */
 const SEED = Number(process.env.FC_SEED ?? 20261123);
 
-const text = fc.string({ maxLength: 20 }).filter((s) => !s.includes('\u0000') && s.isWellFormed());
+/** Text PostgreSQL can store: no U+0000, no unpaired surrogate. */
+// eslint-disable-next-line no-control-regex -- U+0000 is what is excluded
+const text = fc.string({ maxLength: 20 }).filter((s) => !/\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s));
 const freeForm = fc.jsonValue({ maxDepth: 2 }).map((value) => (value !== null && typeof value === 'object' && !Array.isArray(value) ? value : { value }));
 const timestamp = fc
   .tuple(fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2199-12-31T23:59:59Z'), noInvalidDate: true }), fc.integer({ min: 0, max: 999 }))
