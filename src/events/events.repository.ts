@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { SqlParams } from '../database/sql-params.js';
+import { isoTimestampSql } from '../database/timestamps.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
-import type { PageRequest } from '../common/json-api/pagination.js';
+import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
 import type { ResourceObject } from '../common/json-api/resource.js';
 
 export interface EventRow {
@@ -48,13 +49,18 @@ export interface IdempotencyRecord {
 
 const COLUMNS = `e.id, e.name, e.category, e.data, e."timestamp"`;
 
+/** A PATCH's data ($6) merged into the stored data: keys set, keys the patch sets to null removed. */
+const MERGED_DATA = `(data || $6::jsonb) - ARRAY(SELECT key FROM jsonb_each($6::jsonb) WHERE value = 'null'::jsonb)`;
+
 /** PostgreSQL's NOTIFY payload limit is 8000 bytes; bigger events are announced by id only. */
 const NOTIFY_PAYLOAD_MAX = 7900;
 
-/** The JSON:API resource of row `e`, built in SQL for the NOTIFY payload (same shape as eventResource). */
-const RESOURCE_JSON = `json_build_object('type', 'events', 'id', e.id, 'attributes', json_build_object(
-    'name', e.name, 'category', e.category, 'data', e.data,
-    'timestamp', to_char(e."timestamp" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')))`;
+/**
+ * The JSON:API resource of row `e`, built in SQL for timeline pages and the NOTIFY payload (eventResource's
+ * shape; test/e2e/resource-json.e2e-spec.ts proves them equal).
+ */
+export const EVENT_JSON = `json_build_object('type', 'events', 'id', e.id, 'attributes', json_build_object(
+    'name', e.name, 'category', e.category, 'data', e.data, 'timestamp', ${isoTimestampSql('e."timestamp"')}))`;
 
 /**
  * `, pg_notify(…)` of a change to row `e`, evaluated in the writing statement so that PostgreSQL
@@ -67,7 +73,7 @@ function notifySql(channel: string | null, op: 'created' | 'updated' | 'deleted'
   if (op === 'deleted') return { select: `, pg_notify('${channel}', ${reference}) AS notified`, from: '' };
   return {
     select: `, pg_notify('${channel}', CASE WHEN octet_length(n.payload) <= ${NOTIFY_PAYLOAD_MAX} THEN n.payload ELSE ${reference} END) AS notified`,
-    from: `, LATERAL (SELECT json_build_object('op', '${op}', 'twin', e.twin_id, 'id', e.id, 'resource', ${RESOURCE_JSON})::text AS payload) n`,
+    from: `, LATERAL (SELECT json_build_object('op', '${op}', 'twin', e.twin_id, 'id', e.id, 'resource', ${EVENT_JSON})::text AS payload) n`,
   };
 }
 
@@ -108,20 +114,27 @@ export class EventsRepository {
    * of JavaScript objects is confused by `__proto__` and its kin): `data || patch` sets every named
    * key, then the keys the patch sets to JSON null are removed.
    */
-  async update(tenant: TwinTenant, id: string, changes: EventChanges, channel: string | null, manager: EntityManager): Promise<EventRow | undefined> {
+  async update(
+    tenant: TwinTenant,
+    id: string,
+    changes: EventChanges,
+    channel: string | null,
+    { manager = this.dataSource.manager, maxDataTextBytes = null }: { manager?: EntityManager; maxDataTextBytes?: number | null } = {},
+  ): Promise<EventRow | undefined> {
     const notify = notifySql(channel, 'updated');
     const rows: EventRow[] = await manager.query(
       `WITH e AS (
          UPDATE events
             SET name = COALESCE($4, name),
                 category = COALESCE($5, category),
-                data = (data || $6::jsonb) - ARRAY(SELECT key FROM jsonb_each($6::jsonb) WHERE value = 'null'::jsonb),
+                data = ${MERGED_DATA},
                 modified = now()
           WHERE id = $1 AND twin_id = $2 AND organization_id = $3
+            AND ($7::int IS NULL OR octet_length((${MERGED_DATA})::text) <= $7::int)
          RETURNING *
        )
        SELECT ${COLUMNS}${notify.select} FROM e${notify.from}`,
-      [id, tenant.twin.id, tenant.organization.id, changes.name ?? null, changes.category ?? null, JSON.stringify(changes.data ?? {})],
+      [id, tenant.twin.id, tenant.organization.id, changes.name ?? null, changes.category ?? null, JSON.stringify(changes.data ?? {}), maxDataTextBytes],
     );
     return rows[0];
   }
@@ -139,22 +152,23 @@ export class EventsRepository {
     return rows.length > 0;
   }
 
-  async countTimeline(tenant: TwinTenant, filter: TimelineFilter): Promise<number> {
+  /**
+   * A page of the timeline as JSON text, newest first (equal timestamps by id, newest first too), and
+   * the count, in one statement; the events are only read when the page is within the count.
+   */
+  async pageTimeline(tenant: TwinTenant, filter: TimelineFilter, page: PageRequest): Promise<CountedJson> {
     const { where, values } = timelineWhere(tenant, filter);
-    const rows: { count: number }[] = await this.dataSource.query(`SELECT count(*) AS count FROM events e WHERE ${where}`, values);
-    return rows[0].count;
-  }
-
-  /** Newest first; equal timestamps by id, newest first too. */
-  async pageTimeline(tenant: TwinTenant, filter: TimelineFilter, page: PageRequest): Promise<EventRow[]> {
-    const { where, values } = timelineWhere(tenant, filter);
-    return this.dataSource.query(
-      `SELECT ${COLUMNS} FROM events e
-        WHERE ${where}
-        ORDER BY e."timestamp" DESC, e.id DESC
-        LIMIT $${values.length + 1} OFFSET $${values.length + 2}`,
+    const size = `$${values.length + 1}::int`;
+    const offset = `$${values.length + 2}::bigint`;
+    const rows: CountedJson[] = await this.dataSource.query(
+      `SELECT c.count, CASE WHEN ${offset} < c.count THEN (
+                SELECT coalesce(json_agg(${EVENT_JSON} ORDER BY e."timestamp" DESC, e.id DESC), '[]'::json)::text
+                  FROM (SELECT * FROM events e WHERE ${where} ORDER BY e."timestamp" DESC, e.id DESC LIMIT ${size} OFFSET ${offset}) e)
+              ELSE '[]' END AS data
+         FROM (SELECT count(*) AS count FROM events e WHERE ${where}) c`,
       [...values, page.size, page.offset],
     );
+    return rows[0];
   }
 
   /** Events created after `afterId` (UUIDv7 order = creation order), oldest first: the stream's replay. */

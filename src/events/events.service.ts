@@ -4,10 +4,10 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import { conflict, invalidDocument, invalidHeader, notFound, unprocessable } from '../common/json-api/api-error.js';
-import { loadPage, type Page, readPageRequest } from '../common/json-api/pagination.js';
+import { type Page, pageOfJson, readPageRequest } from '../common/json-api/pagination.js';
 import { isUuid, params, readQuery } from '../common/json-api/query.js';
 import { assertIdMatchesPath, type ResourceDocument } from '../common/json-api/resource-body.js';
-import type { ResourceObject } from '../common/json-api/resource.js';
+import type { JsonText, ResourceObject } from '../common/json-api/resource.js';
 import type { CreateEventAttributes, UpdateEventAttributes } from './dto/event.dto.js';
 import { MAX_EVENT_DATA_BYTES, requestHash, serializedSize } from './event-data.js';
 import { EventBus, type EventChange } from './event-bus.js';
@@ -79,28 +79,36 @@ export class EventsService {
     return eventResource(row);
   }
 
-  async list(tenant: TwinTenant, query: Record<string, unknown>): Promise<Page<ResourceObject[]>> {
+  async list(tenant: TwinTenant, query: Record<string, unknown>): Promise<Page<JsonText>> {
     const filter: TimelineFilter = readQuery<TimelineFilter>(
       query,
       { name: params.text, category: params.text, since: params.timestamp, until: params.timestamp },
       { paginated: true },
     );
     const page = readPageRequest(query, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
-    return loadPage(page, () => this.events.countTimeline(tenant, filter), () => this.events.pageTimeline(tenant, filter, page), eventResource);
+    return pageOfJson(page, await this.events.pageTimeline(tenant, filter, page));
   }
 
-  /** Merges the patch in one statement; a result over the data limit rolls back with a 400. */
+  /**
+   * Merges the patch in one statement. The merged data's jsonb text is never shorter than its compact
+   * serialisation (the limit's measure), so when that text fits, the one statement is the whole update.
+   * Otherwise (or when there is no such event) it is tried again in a transaction that measures the
+   * merge exactly and rolls back with a 400 when it is over the limit.
+   */
   async update(tenant: TwinTenant, id: string, document: ResourceDocument<UpdateEventAttributes>): Promise<ResourceObject> {
     assertIdMatchesPath(document.id, id);
     const { name, category, data } = document.attributes;
-    const row = await this.dataSource.transaction(async (manager) => {
-      const updated = await this.events.update(tenant, id, { name, category, data }, this.bus.channel, manager);
+    const changes = { name, category, data };
+    const row =
+      (await this.events.update(tenant, id, changes, this.bus.channel, { maxDataTextBytes: MAX_EVENT_DATA_BYTES })) ??
+      (await this.dataSource.transaction(async (manager) => {
+      const updated = await this.events.update(tenant, id, changes, this.bus.channel, { manager });
       if (!updated) throw notFound('No such event on the timeline of this twin.');
       if (serializedSize(updated.data) > MAX_EVENT_DATA_BYTES) {
         throw invalidDocument(`The merged data would exceed ${MAX_EVENT_DATA_BYTES} bytes serialised.`, '/data/attributes/data');
       }
       return updated;
-    });
+    }));
     const resource = eventResource(row);
     this.bus.committed({ op: 'updated', twinId: tenant.twin.id, id, resource });
     return resource;

@@ -32,12 +32,22 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
     const id = uuidv7();
     await repository.insert(tenant, { id, name: 'merge', category: 'test', data: stored as Record<string, unknown> }, null);
     const updated = await app.dataSource.transaction((manager) =>
-      repository.update(tenant, id, { data: patch as Record<string, unknown> }, null, manager),
+      repository.update(tenant, id, { data: patch as Record<string, unknown> }, null, { manager }),
     );
     const [row] = await app.dataSource.query('SELECT data::text AS data FROM events WHERE id = $1', [id]);
     expect(updated?.data).toEqual(JSON.parse(row.data));
     return JSON.parse(row.data);
   }
+
+  it('with a bound on the merged data text, changes nothing and answers undefined when the merge is over it', async () => {
+    const id = uuidv7();
+    await repository.insert(tenant, { id, name: 'bound', category: 'test', data: { a: 'x'.repeat(50) } }, null);
+    // jsonb text of the merge: {"a": "xx…x", "b": 1} = 67 bytes.
+    expect(await repository.update(tenant, id, { data: { b: 1 } }, null, { maxDataTextBytes: 66 })).toBeUndefined();
+    const [unchanged] = await app.dataSource.query('SELECT data FROM events WHERE id = $1', [id]);
+    expect(unchanged.data).toEqual({ a: 'x'.repeat(50) });
+    expect((await repository.update(tenant, id, { data: { b: 1 } }, null, { maxDataTextBytes: 67 }))?.data).toEqual({ a: 'x'.repeat(50), b: 1 });
+  });
 
   it('sets named keys and keeps the others', async () => {
     expect(await merge({ a: 1, b: 2 }, { b: 3, c: 4 })).toEqual({ a: 1, b: 3, c: 4 });

@@ -1,6 +1,9 @@
 import fc from 'fast-check';
 import type { Tenant } from '../../src/common/auth/tenant';
 import { canonicalJson } from '../../src/events/event-data';
+import { eventResource } from '../../src/events/event.resource';
+import { EventsRepository } from '../../src/events/events.repository';
+import { uuidv7 } from '../../src/events/uuidv7';
 import { ownTwinResource, twinDetailResource, twinListResource } from '../../src/twins/twin.resource';
 import { TwinsRepository } from '../../src/twins/twins.repository';
 import { TestApp } from '../support/test-app';
@@ -48,11 +51,14 @@ describe('resources built by PostgreSQL equal the row mappers', () => {
   let service: TestApp;
   let repository: TwinsRepository;
   let tenant: Tenant;
+  let timeline: { organization: Tenant['organization']; account: Tenant['account']; tokenId: string; twin: { id: string } };
 
   beforeAll(async () => {
     service = await TestApp.start();
     repository = service.app.get(TwinsRepository);
     const created = await service.tenant({ organization: 'Resource JSON' });
+    const other = await service.tenant({ organization: 'Resource JSON timeline' });
+    timeline = { account: { id: other.accountId, name: 'Test account' }, organization: { id: other.organizationId, name: 'Resource JSON timeline' }, tokenId: other.tokenId, twin: { id: other.twinId } };
     // The organization's own twin goes: each run's twin is then the only one, a one-item page.
     await service.dataSource.query(`DELETE FROM twins WHERE organization_id = $1`, [created.organizationId]);
     tenant = { account: { id: created.accountId, name: 'Test account' }, organization: { id: created.organizationId, name: 'Resource JSON' }, tokenId: created.tokenId };
@@ -85,6 +91,29 @@ describe('resources built by PostgreSQL equal the row mappers', () => {
           expect(list.count).toBe(1);
         } finally {
           await service.dataSource.query(`DELETE FROM twins WHERE id = $1`, [id]);
+        }
+      }),
+      { numRuns: 40, seed: SEED, endOnFailure: true },
+    );
+  });
+
+  it('events: timeline pages', async () => {
+    const events = service.app.get(EventsRepository);
+    const actingTwin = timeline;
+    await fc.assert(
+      fc.asyncProperty(fc.record({ name: text.filter((s) => s.length > 0), category: text.filter((s) => s.length > 0), data: freeForm, timestamp }), async (e) => {
+        const id = uuidv7();
+        await service.dataSource.query(
+          `INSERT INTO events (id, organization_id, twin_id, name, category, data, "timestamp") VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+          [id, timeline.organization.id, timeline.twin.id, e.name, e.category, JSON.stringify(e.data), e.timestamp],
+        );
+        try {
+          const row = await events.find(actingTwin, id);
+          const page = await events.pageTimeline(actingTwin, {}, { number: 1, size: 10, offset: 0 });
+          expect(page.count).toBe(1);
+          expect(canonicalJson(JSON.parse(page.data))).toBe(canonicalJson([eventResource(row!)]));
+        } finally {
+          await service.dataSource.query(`DELETE FROM events WHERE id = $1`, [id]);
         }
       }),
       { numRuns: 40, seed: SEED, endOnFailure: true },
