@@ -8,6 +8,9 @@ export type ImageUrl = (imageId: string) => string;
 
 export const imageContentPath = (imageId: string) => `/images/${imageId}/content`;
 
+/** imageContentPath as SQL, made absolute: `base` is the SQL of `imagesBase(…)`'s value, `imageId` of the id (null stays null). */
+export const imageContentUrlSql = (base: string, imageId: string) => `(${base} || ${imageId} || '/content')`;
+
 /** Builds image URLs against PUBLIC_URL, or the request's own host when it is unset. */
 @Injectable()
 export class ImageLinks {
@@ -15,5 +18,10 @@ export class ImageLinks {
 
   forRequest(request: FastifyRequest): ImageUrl {
     return (imageId) => absoluteUrl(request, imageContentPath(imageId), this.config.publicUrl);
+  }
+
+  /** The absolute URL of `/images/`, for image URLs PostgreSQL writes (imageContentUrlSql). */
+  imagesBase(request: FastifyRequest): string {
+    return absoluteUrl(request, '/images/', this.config.publicUrl);
   }
 }

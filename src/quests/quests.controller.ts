@@ -58,7 +58,7 @@ export class QuestsController {
   @ApiDocument(200, QUEST_PAGE, { description: '`{links, data: [quest], meta: {pagination}}` (full form)' })
   @ApiErrors({ 404: '`not_found`: a page past the last one.' })
   discover(@Tenant() tenant: TwinTenant, @Query() query: Record<string, unknown>, @Req() request: FastifyRequest) {
-    return this.quests.discover(tenant, query, this.links.forRequest(request));
+    return this.quests.discover(tenant, query, this.links.imagesBase(request));
   }
 
   @Post()

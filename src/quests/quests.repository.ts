@@ -2,8 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { SqlParams } from '../database/sql-params.js';
 import type { Tenant, TwinTenant } from '../common/auth/tenant.js';
-import type { PageRequest } from '../common/json-api/pagination.js';
+import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
 import { visibleTwinSql } from '../twins/twin-visibility.js';
+import { questJsonSql } from './quest.resource.js';
 
 /** A quest in its full form (docs/API.md, section 12): the quest, its creating twin, its original's twin, its task count. */
 export interface QuestRow {
@@ -146,21 +147,25 @@ export class QuestsRepository {
     return { where: where.join(' AND '), params };
   }
 
-  async countDiscovery(tenant: Tenant, filters: DiscoveryFilters): Promise<number> {
+  /**
+   * A page of the discovery feed as JSON text (questJsonSql; `imagesBase` the absolute URL of
+   * `/images/`) and its count, in one statement; the quests are only read when the page is within the count.
+   */
+  async pageDiscovery(tenant: Tenant, filters: DiscoveryFilters, page: PageRequest, imagesBase: string): Promise<CountedJson> {
     const { where, params } = this.discoveryWhere(tenant, filters);
-    const rows: { count: number }[] = await this.dataSource.query(
-      `SELECT count(*) AS count FROM quests q JOIN twins t ON t.id = q.twin_id WHERE ${where}`,
+    const offset = params.add(page.offset, '::bigint');
+    const rows: CountedJson[] = await this.dataSource.query(
+      `SELECT c.count, CASE WHEN ${offset} < c.count THEN (
+                SELECT coalesce(json_agg(${questJsonSql(params.add(imagesBase, '::text'))} ORDER BY q.created DESC, q.id DESC), '[]'::json)::text
+                  FROM (SELECT q.* FROM quests q JOIN twins t ON t.id = q.twin_id WHERE ${where} ${ORDER} LIMIT ${params.add(page.size, '::int')} OFFSET ${offset}) q
+                  JOIN twins t ON t.id = q.twin_id
+                  LEFT JOIN quests o ON o.id = q.original_id
+                  LEFT JOIN twins ot ON ot.id = o.twin_id)
+              ELSE '[]' END AS data
+         FROM (SELECT count(*) AS count FROM quests q JOIN twins t ON t.id = q.twin_id WHERE ${where}) c`,
       params.values,
     );
-    return rows[0].count;
-  }
-
-  async pageDiscovery(tenant: Tenant, filters: DiscoveryFilters, page: PageRequest): Promise<QuestRow[]> {
-    const { where, params } = this.discoveryWhere(tenant, filters);
-    return this.dataSource.query(
-      `${FULL_SELECT} ${FULL_FROM} WHERE ${where} ${ORDER} LIMIT ${params.add(page.size)} OFFSET ${params.add(page.offset)}`,
-      params.values,
-    );
+    return rows[0];
   }
 
   async countMine(tenant: TwinTenant, filters: MyQuestFilters): Promise<number> {

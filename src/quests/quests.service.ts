@@ -2,10 +2,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import { conflict, forbidden, invalidDocument, notFound } from '../common/json-api/api-error.js';
-import { loadPage, type Page, readPageRequest } from '../common/json-api/pagination.js';
+import { loadPage, type Page, pageOfJson, readPageRequest } from '../common/json-api/pagination.js';
 import { params, readQuery } from '../common/json-api/query.js';
 import { assertIdMatchesPath, readToOne, type ResourceDocument } from '../common/json-api/resource-body.js';
-import type { ResourceObject } from '../common/json-api/resource.js';
+import type { JsonText, ResourceObject } from '../common/json-api/resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { ImageUrl } from '../images/image-links.js';
 import { ImagesRepository } from '../images/images.repository.js';
@@ -50,15 +50,11 @@ export class QuestsService {
     return readPageRequest(query, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
   }
 
-  async discover(tenant: TwinTenant, query: Record<string, unknown>, url: ImageUrl): Promise<Page<ResourceObject[]>> {
+  /** `imagesBase`: the absolute URL of `/images/` (ImageLinks.imagesBase). */
+  async discover(tenant: TwinTenant, query: Record<string, unknown>, imagesBase: string): Promise<Page<JsonText>> {
     const filters: DiscoveryFilters = readQuery(query, DISCOVERY_FILTERS, { paginated: true });
     const page = this.pageRequest(query);
-    return loadPage(
-      page,
-      () => this.quests.countDiscovery(tenant, filters),
-      () => this.quests.pageDiscovery(tenant, filters, page),
-      (row) => questResource(row, url),
-    );
+    return pageOfJson(page, await this.quests.pageDiscovery(tenant, filters, page, imagesBase));
   }
 
   async listMine(tenant: TwinTenant, query: Record<string, unknown>, url: ImageUrl): Promise<Page<ResourceObject[]>> {

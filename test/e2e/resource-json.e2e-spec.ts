@@ -5,6 +5,8 @@ import { eventResource } from '../../src/events/event.resource';
 import { EventsRepository } from '../../src/events/events.repository';
 import { uuidv7 } from '../../src/events/uuidv7';
 import { ownTwinResource, twinDetailResource, twinListResource } from '../../src/twins/twin.resource';
+import { questResource } from '../../src/quests/quest.resource';
+import { QuestsRepository } from '../../src/quests/quests.repository';
 import { TwinsRepository } from '../../src/twins/twins.repository';
 import { TestApp } from '../support/test-app';
 
@@ -116,6 +118,42 @@ describe('resources built by PostgreSQL equal the row mappers', () => {
           await service.dataSource.query(`DELETE FROM events WHERE id = $1`, [id]);
         }
       }),
+      { numRuns: 40, seed: SEED, endOnFailure: true },
+    );
+  });
+
+  it('quests: discovery feed pages (originals and copies, with and without a summary image)', async () => {
+    const quests = service.app.get(QuestsRepository);
+    const twin = timeline;
+    const [image] = await service.dataSource.query(
+      `INSERT INTO images (organization_id, content_type, size, width, height, sha256) VALUES ($1, 'image/png', 1, 1, 1, repeat('0', 64)) RETURNING id`,
+      [twin.organization.id],
+    );
+    const [original] = await service.dataSource.query(`INSERT INTO quests (organization_id, twin_id, name) VALUES ($1, $2, 'original') RETURNING id`, [
+      twin.organization.id,
+      twin.twin.id,
+    ]);
+    const imagesBase = 'https://api.example.test/images/';
+    const imageUrl = (id: string) => `${imagesBase}${id}/content`;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({ name: text.filter((s) => s.length > 0), summary: text, description: text, copy: fc.boolean(), image: fc.boolean(), price: fc.integer({ min: 0, max: 99_999_999 }), created: timestamp }),
+        async (q) => {
+          const [{ id }] = await service.dataSource.query(
+            `INSERT INTO quests (organization_id, twin_id, name, summary, description, summary_image_id, public, original_id, price, created, modified)
+             VALUES ($1, $2, $3, $4, $5, $6, true, $7, $8::numeric / 100, $9, $9) RETURNING id`,
+            [twin.organization.id, twin.twin.id, q.name, q.summary, q.description, q.image ? image.id : null, q.copy ? original.id : null, q.price, q.created],
+          );
+          try {
+            const row = await quests.findMine(twin, id);
+            const page = await quests.pageDiscovery(twin, { owned_by: twin.twin.id, name: q.name }, { number: 1, size: 100, offset: 0 }, imagesBase);
+            const found = (JSON.parse(page.data) as { id: string }[]).find((resource) => resource.id === id);
+            expect(canonicalJson(found)).toBe(canonicalJson(questResource(row!, imageUrl)));
+          } finally {
+            await service.dataSource.query(`DELETE FROM quests WHERE id = $1`, [id]);
+          }
+        },
+      ),
       { numRuns: 40, seed: SEED, endOnFailure: true },
     );
   });
