@@ -14,7 +14,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect, ensureData, prepare, resetEmbarks } from './lib/load.mjs';
-import { RAW_PORT, scenarios, SERVICE_PORT, startRaw, startService, waitReady } from './lib/servers.mjs';
+import { assertPortFree, RAW_PORT, scenarios, SERVICE_PORT, startRaw, startService, waitReady } from './lib/servers.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
@@ -30,11 +30,13 @@ const CONNECTIONS = 8;
 
 const log = (line) => process.stderr.write(`${line}\n`);
 const data = await prepare(await ensureData({ base, name: `twin_bench_${mode}`, mode, root, log }), log);
+await assertPortFree(SERVICE_PORT);
+await assertPortFree(RAW_PORT);
 const servers = {
   service: { port: SERVICE_PORT, child: startService(data.url) },
   raw: { port: RAW_PORT, child: startRaw(data.url) },
 };
-const stop = () => Object.values(servers).forEach((s) => s.child.kill('SIGTERM'));
+const stop = () => Object.values(servers).forEach((s) => s.child.kill('SIGKILL'));
 process.on('exit', stop);
 await Promise.all(Object.entries(servers).map(([who, { port, child }]) => waitReady(port, child, who)));
 

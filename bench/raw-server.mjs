@@ -651,7 +651,7 @@ app.addHook('onSend', (_request, reply, _payload, done) => {
 });
 app.setErrorHandler((error, _request, reply) => {
   const status = error.status ?? error.statusCode ?? 500;
-  if (status >= 500) process.stderr.write(`raw server: ${error.stack ?? error}\n`);
+  if (status >= 500 || process.env.BENCH_RAW_DEBUG) process.stderr.write(`raw server: ${status} ${error.code ?? ''} ${error.message}\n`);
   const problem = { status: String(status), code: error.code && status < 500 ? String(error.code).toLowerCase() : 'error', title: error.status ? undefined : 'Error', detail: status >= 500 ? 'Internal error.' : error.message };
   if (error.source) problem.source = error.source;
   reply.status(status).header('content-type', JSON_API).send(JSON.stringify({ errors: [problem] }));

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { connect, DatabaseUnreachable, ensureData, prepare, resetEmbarks, run } from './lib/load.mjs';
 import { verify } from './lib/verify.mjs';
-import { RAW_PORT, scenarios, SERVICE_NODE_OPTIONS, SERVICE_PORT, startRaw, startService, waitReady } from './lib/servers.mjs';
+import { assertPortFree, RAW_PORT, scenarios, SERVICE_NODE_OPTIONS, SERVICE_PORT, startRaw, startService, stopServer, waitReady } from './lib/servers.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
@@ -108,11 +108,14 @@ function table(rows) {
 }
 
 async function measure(list, data, { label, peak, verifyOnly = false }) {
+  await assertPortFree(SERVICE_PORT);
+  await assertPortFree(RAW_PORT);
   const service = startService(data.url);
   const raw = startRaw(data.url);
+  // On exit there is no time to wait: SIGKILL.
   const stop = () => {
-    service.kill('SIGTERM');
-    raw.kill('SIGTERM');
+    service.kill('SIGKILL');
+    raw.kill('SIGKILL');
   };
   process.once('exit', stop);
   try {
@@ -139,7 +142,10 @@ async function measure(list, data, { label, peak, verifyOnly = false }) {
           // Check the answer first: a scenario that fails is reported, not measured as fast errors.
           for (const [port, who] of [[SERVICE_PORT, 'service'], [RAW_PORT, 'raw']]) {
             const { path, headers } = scenario.pairs ? scenario.pairs.next() : scenario;
-            const response = await fetch(`http://127.0.0.1:${port}${path}`, { method: scenario.method ?? 'GET', headers, body: scenario.body });
+            const child = who === 'service' ? service : raw;
+            const response = await fetch(`http://127.0.0.1:${port}${path}`, { method: scenario.method ?? 'GET', headers, body: scenario.body }).catch((error) => {
+              throw new Error(`the ${who} does not answer before ${scenario.name} (${child.exitCode === null ? error.cause?.code ?? error.message : `it exited with ${child.exitCode ?? child.signalCode}`})`);
+            });
             if (!response.ok) log(`warning: ${scenario.name} answered ${response.status} on the ${who}: ${(await response.text()).slice(0, 300)}`);
             else await response.arrayBuffer();
           }
@@ -148,7 +154,7 @@ async function measure(list, data, { label, peak, verifyOnly = false }) {
           for (const [port, who] of [[SERVICE_PORT, 'service'], [RAW_PORT, 'raw']]) {
             await resetPool(scenario); // embarks: both start from the same state
             await cannon(port, scenario, connections, warmupSeconds);
-            result[who] = summary(await cannon(port, scenario, connections, seconds));
+            result[who] = summary(await cannon(port, scenario, connections, Math.max(seconds, scenario.minSeconds ?? 0)));
           }
           const ratio = result.raw.rps > 0 ? Math.round((result.service.rps / result.raw.rps) * 100) / 100 : 0;
           const row = { name: scenario.name, connections, service: result.service, raw: result.raw, ratio, target: TARGETS[scenario.kind] };
@@ -169,9 +175,8 @@ async function measure(list, data, { label, peak, verifyOnly = false }) {
     peak.hwm = Math.max(peak.hwm, m.hwm);
     return rows;
   } finally {
-    stop();
+    await Promise.all([stopServer(service), stopServer(raw)]);
     process.removeListener('exit', stop);
-    await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
 

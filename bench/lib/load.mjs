@@ -308,6 +308,17 @@ export async function prepare(data, log) {
  * tasks_supplied), so each measured run starts from the same state.
  */
 export async function resetEmbarks(db, quests) {
+  // Requests a server still had queued when the load stopped would commit embarks after the reset:
+  // wait until neither server has had a statement running for a while.
+  const deadline = Date.now() + 15_000;
+  for (let quiet = 0; quiet < 3 && Date.now() < deadline; ) {
+    const busy = (await db.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle' AND application_name IN ('twin-service', 'twin-bench-raw')`,
+    )).rows[0].n;
+    quiet = busy === 0 ? quiet + 1 : 0;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
   await db.query(`DELETE FROM revenue_entries WHERE quest_id = ANY ($1::uuid[])`, [quests]);
   await db.query(`DELETE FROM quests WHERE original_id = ANY ($1::uuid[])`, [quests]);
   await db.query(
