@@ -1,12 +1,11 @@
 import { Module } from '@nestjs/common';
 import { ImagesModule } from '../images/images.module.js';
-import { RevenueModule } from '../revenue/revenue.module.js';
 import { MyQuestsController, QuestsController } from './quests.controller.js';
 import { QuestsRepository } from './quests.repository.js';
 import { QuestsService } from './quests.service.js';
 
 @Module({
-  imports: [ImagesModule, RevenueModule],
+  imports: [ImagesModule],
   controllers: [QuestsController, MyQuestsController],
   providers: [QuestsRepository, QuestsService],
 })

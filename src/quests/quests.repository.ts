@@ -4,6 +4,7 @@ import { SqlParams } from '../database/sql-params.js';
 import type { Tenant, TwinTenant } from '../common/auth/tenant.js';
 import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
 import { visibleTwinSql } from '../twins/twin-visibility.js';
+import { isoTimestampSql } from '../database/timestamps.js';
 import { questJsonSql } from './quest.resource.js';
 
 /** A quest in its full form (docs/API.md, section 12): the quest, its creating twin, its original's twin, its task count. */
@@ -27,6 +28,16 @@ export interface QuestRow {
   original_twin_name: string | null;
   original_twin_description: string | null;
   task_count: number;
+}
+
+/** What `embark` found and did. */
+export interface EmbarkOutcome {
+  readable: boolean;
+  mine: boolean;
+  /** The quest is itself a copy. */
+  is_copy: boolean;
+  /** The new copy (full-form row), when the twin embarked. */
+  copy: QuestRow | null;
 }
 
 /** The columns a change needs, read under a row lock. */
@@ -257,33 +268,60 @@ export class QuestsRepository {
    * The acting twin's copy of a quest, with the original's tasks. A second copy by the same twin
    * violates `quests_embark_unique` (SQLSTATE 23505), also when two embarks race.
    */
-  async insertCopy(tenant: TwinTenant, originalId: string, manager: EntityManager): Promise<string> {
-    const rows: { id: string }[] = await manager.query(
-      `INSERT INTO quests (organization_id, twin_id, name, summary, description, summary_image_id, public, original_id, price)
-       SELECT $1, $2, o.name, o.summary, o.description, o.summary_image_id, false, o.id, o.price
-         FROM quests o WHERE o.id = $3
-       RETURNING id`,
-      [tenant.organization.id, tenant.twin.id, originalId],
+  /**
+   * Embarks the acting twin on quest `id`, in one statement (one atomic unit, one round trip): the quest
+   * row is share-locked and judged (readable, not its own, an original); when it passes, its copy is
+   * inserted from the locked row's values (a concurrent change of the quest is either wholly before or
+   * wholly after), with copies of its tasks, the places' `tasks_supplied` raised (place rows locked in
+   * id order first, so embarks on quests sharing places cannot deadlock) and the revenue entry of the
+   * quest's price for its creator. A second embark by the same twin fails on quests_embark_unique.
+   * Answers the judged quest and, when embarked, the copy as a full-form row; undefined when there is
+   * no quest with that id.
+   */
+  async embark(tenant: TwinTenant, id: string): Promise<EmbarkOutcome | undefined> {
+    const rows: EmbarkOutcome[] = await this.dataSource.query(
+      `WITH quest AS (
+         SELECT q.id, q.twin_id, q.name, q.summary, q.description, q.summary_image_id, q.price, q.original_id,
+                ${OWN_QUEST} AS mine, ${READABLE_QUEST} AS readable
+           FROM quests q JOIN twins t ON t.id = q.twin_id
+          WHERE q.id = $3
+            FOR SHARE OF q
+       ), copy AS (
+         INSERT INTO quests (organization_id, twin_id, name, summary, description, summary_image_id, public, original_id, price)
+         SELECT $1, $2, quest.name, quest.summary, quest.description, quest.summary_image_id, false, quest.id, quest.price
+           FROM quest WHERE quest.readable AND NOT quest.mine AND quest.original_id IS NULL
+         RETURNING *
+       ), tasks AS (
+         INSERT INTO quest_tasks (quest_id, name, description, position, place_twin_id)
+         SELECT copy.id, k.name, k.description, k.position, k.place_twin_id FROM copy JOIN quest_tasks k ON k.quest_id = copy.original_id
+         RETURNING place_twin_id
+       ), locked_places AS (
+         SELECT p.id FROM twins p WHERE p.id IN (SELECT place_twin_id FROM tasks) ORDER BY p.id FOR NO KEY UPDATE
+       ), places AS (
+         UPDATE twins p SET tasks_supplied = p.tasks_supplied + c.n
+           FROM (SELECT place_twin_id, count(*)::int AS n FROM tasks WHERE place_twin_id IS NOT NULL GROUP BY place_twin_id) c
+          WHERE p.id = c.place_twin_id AND p.id IN (SELECT id FROM locked_places)
+         RETURNING p.id
+       ), revenue AS (
+         INSERT INTO revenue_entries (quest_id, twin_id, embarking_twin_id, copy_id, amount)
+         SELECT quest.id, quest.twin_id, $2, copy.id, quest.price FROM quest, copy
+         RETURNING id
+       )
+       SELECT quest.readable, quest.mine, quest.original_id IS NOT NULL AS is_copy,
+              CASE WHEN copy.id IS NOT NULL THEN json_build_object(
+                'id', copy.id, 'organization_id', copy.organization_id, 'twin_id', copy.twin_id, 'name', copy.name, 'summary', copy.summary,
+                'description', copy.description, 'summary_image_id', copy.summary_image_id, 'public', copy.public, 'original_id', copy.original_id,
+                'price', copy.price::text, 'created', ${isoTimestampSql('copy.created')}, 'modified', ${isoTimestampSql('copy.modified')},
+                'twin_name', t.name, 'twin_description', t.description,
+                'original_twin_id', quest.twin_id, 'original_twin_name', ot.name, 'original_twin_description', ot.description,
+                'task_count', (SELECT count(*) FROM tasks)) END AS copy
+         FROM quest
+         LEFT JOIN copy ON true
+         LEFT JOIN twins t ON t.id = copy.twin_id
+         LEFT JOIN twins ot ON ot.id = quest.twin_id`,
+      [tenant.organization.id, tenant.twin.id, id],
     );
-    const copyId = rows[0].id;
-    await manager.query(
-      `INSERT INTO quest_tasks (quest_id, name, description, position, place_twin_id)
-       SELECT $1, k.name, k.description, k.position, k.place_twin_id FROM quest_tasks k WHERE k.quest_id = $2`,
-      [copyId, originalId],
-    );
-    // The copied tasks name the same places: keep twins.tasks_supplied equal to the tasks naming each.
-    // Rows are locked in id order first, so concurrent embarks on quests sharing places cannot deadlock.
-    await manager.query(
-      `SELECT id FROM twins WHERE id IN (SELECT place_twin_id FROM quest_tasks WHERE quest_id = $1) ORDER BY id FOR NO KEY UPDATE`,
-      [copyId],
-    );
-    await manager.query(
-      `UPDATE twins t SET tasks_supplied = t.tasks_supplied + c.n
-         FROM (SELECT place_twin_id, count(*)::int AS n FROM quest_tasks WHERE quest_id = $1 AND place_twin_id IS NOT NULL GROUP BY place_twin_id) c
-        WHERE t.id = c.place_twin_id`,
-      [copyId],
-    );
-    return copyId;
+    return rows[0];
   }
 
   async countTasks(questId: string): Promise<number> {

@@ -9,7 +9,6 @@ import type { JsonText, ResourceObject } from '../common/json-api/resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { ImageUrl } from '../images/image-links.js';
 import { ImagesRepository } from '../images/images.repository.js';
-import { RevenueRepository } from '../revenue/revenue.repository.js';
 import type { CreateQuestAttributes, CreateTaskAttributes, UpdateQuestAttributes } from './dto/quest.dto.js';
 import { canonicalPrice } from './money.js';
 import { createdQuestResource, questResource, taskResource } from './quest.resource.js';
@@ -33,7 +32,7 @@ function isUniqueViolation(error: unknown, constraint: string): boolean {
  *   one that cannot: 404);
  * - once any twin embarked, the quest is started: changing `name`, `price`, `summary-image` or its
  *   tasks is a 409 (`quest_started`);
- * - an embark (copy + copied tasks + revenue entry) is one transaction; a second one by the same twin
+ * - an embark (copy + copied tasks + revenue entry) is one statement; a second one by the same twin
  *   hits the unique constraint and is a 409 (`already_embarked`).
  */
 @Injectable()
@@ -42,7 +41,6 @@ export class QuestsService {
     private readonly dataSource: DataSource,
     private readonly quests: QuestsRepository,
     private readonly images: ImagesRepository,
-    private readonly revenue: RevenueRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -134,16 +132,11 @@ export class QuestsService {
 
   async embark(tenant: TwinTenant, id: string, url: ImageUrl): Promise<ResourceObject> {
     try {
-      const row = await this.dataSource.transaction(async (manager) => {
-        const quest = await this.quests.lock(tenant, id, 'shared', manager);
-        if (!quest || !quest.readable) throw notFound('No such quest in the discovery feed.');
-        if (quest.mine) throw conflict('A twin cannot embark on its own quest (or on its own copy).', undefined, 'own_quest');
-        if (quest.original_id) throw conflict('This quest is a copy; embark on its original.', undefined, 'not_an_original');
-        const copyId = await this.quests.insertCopy(tenant, quest.id, manager);
-        await this.revenue.insert({ questId: quest.id, twinId: quest.twin_id, embarkingTwinId: tenant.twin.id, copyId, amount: quest.price }, manager);
-        return this.quests.findMine(tenant, copyId, manager);
-      });
-      return questResource(row!, url);
+      const outcome = await this.quests.embark(tenant, id);
+      if (!outcome || !outcome.readable) throw notFound('No such quest in the discovery feed.');
+      if (outcome.mine) throw conflict('A twin cannot embark on its own quest (or on its own copy).', undefined, 'own_quest');
+      if (outcome.is_copy) throw conflict('This quest is a copy; embark on its original.', undefined, 'not_an_original');
+      return questResource(outcome.copy!, url);
     } catch (error) {
       if (isUniqueViolation(error, 'quests_embark_unique')) {
         throw conflict('The acting twin has already embarked on this quest.', undefined, 'already_embarked');

@@ -1,28 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import type { TwinTenant } from '../common/auth/tenant.js';
 
-export interface NewRevenueEntry {
-  questId: string;
-  /** The receiving twin: the quest's creator. */
-  twinId: string;
-  embarkingTwinId: string;
-  copyId: string;
-  /** Exact decimal string. */
-  amount: string;
-}
-
-/** SQL for the revenue ledger. Amounts stay `numeric` and are summed in SQL. */
+/**
+ * SQL reading the revenue ledger. Amounts stay `numeric` and are summed in SQL. Entries are written by
+ * the embark statement (QuestsRepository.embark), in the same statement as the copy they pay for.
+ */
 @Injectable()
 export class RevenueRepository {
   constructor(private readonly dataSource: DataSource) {}
-
-  async insert(entry: NewRevenueEntry, manager: EntityManager): Promise<void> {
-    await manager.query(
-      `INSERT INTO revenue_entries (quest_id, twin_id, embarking_twin_id, copy_id, amount) VALUES ($1, $2, $3, $4, $5::numeric)`,
-      [entry.questId, entry.twinId, entry.embarkingTwinId, entry.copyId, entry.amount],
-    );
-  }
 
   /**
    * The exact sum (a decimal string) of the revenue entries of the quests the acting twin created:

@@ -1430,11 +1430,6 @@ export interface components {
         ImageDocument: {
             data: components["schemas"]["ImageResource"];
         };
-        /** @description A bare JSON object (labelled `application/vnd.api+json` like every answer), not a JSON:API document. */
-        TotalRevenue: {
-            /** @description Summed exactly in the database; three embarks at 0.10 give exactly 0.3. */
-            revenue: number;
-        };
         /** @description The answer of `POST /quests/` (a smaller form than the full one). */
         CreatedQuestResource: {
             /** @enum {string} */
@@ -1671,6 +1666,11 @@ export interface components {
                     };
                 };
             };
+        };
+        /** @description A bare JSON object (labelled `application/vnd.api+json` like every answer), not a JSON:API document. */
+        TotalRevenue: {
+            /** @description Summed exactly in the database; three embarks at 0.10 give exactly 0.3. */
+            revenue: number;
         };
     };
     responses: {
