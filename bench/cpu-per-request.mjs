@@ -1,5 +1,7 @@
 // CPU time per request of the service and of the raw baseline, the same requests on the same data:
-// user + system time of each server process from /proc/<pid>/stat, around a fixed number of requests.
+// user + system time of each server process, and of the PostgreSQL backends serving its pool (found by
+// application_name), from /proc/<pid>/stat, around a fixed number of requests. Both servers share the
+// machine's cores with PostgreSQL, so the total is what decides throughput.
 // A complement to `npm run bench`: throughput ratios on a shared 2-core machine move by ±0.1 from run
 // to run, CPU per request much less, so this is what to look at when changing per-request code.
 // (Garbage collection on V8's helper threads is included; time the kernel spends on the process's
@@ -65,8 +67,22 @@ const load = (port, scenario, amount) =>
     ),
   );
 
+/** The PostgreSQL backends of each server's pool (same machine), by the application_name each sets. */
+const APPLICATION = { service: 'twin-service', raw: 'twin-bench-raw' };
+const admin = await connect(data.url);
+const backendMicros = async (who) => {
+  const { rows } = await admin.query('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [APPLICATION[who]]);
+  let total = 0;
+  for (const { pid } of rows) {
+    try {
+      total += cpuMicros(pid);
+    } catch {} // a backend that ended meanwhile
+  }
+  return total;
+};
+
 console.log(`CPU per request, ${requests} requests at ${CONNECTIONS} connections after ${Math.round(requests / 3)} warm-up, ${mode} data`);
-console.log('| scenario | service µs | raw µs | service / raw |\n|---|---:|---:|---:|');
+console.log('| scenario | service node µs | service PostgreSQL µs | raw node µs | raw PostgreSQL µs | service / raw (node) | service / raw (total) |\n|---|---:|---:|---:|---:|---:|---:|');
 for (const name of only) {
   const scenario = byKind[name];
   if (!scenario) throw new Error(`unknown scenario ${name} (${Object.keys(byKind).join(', ')})`);
@@ -81,11 +97,18 @@ for (const name of only) {
     }
     await load(port, scenario, Math.round(requests / 3));
     const before = cpuMicros(child.pid);
+    const databaseBefore = await backendMicros(who);
     const result = await load(port, scenario, requests);
     if (result.non2xx + result.errors > 0) throw new Error(`${name} on the ${who}: ${result.non2xx} non-2xx, ${result.errors} errors`);
     micros[who] = (cpuMicros(child.pid) - before) / requests;
+    micros[`${who}Database`] = ((await backendMicros(who)) - databaseBefore) / requests;
   }
-  console.log(`| ${name} | ${micros.service.toFixed(0)} | ${micros.raw.toFixed(0)} | ${(micros.service / micros.raw).toFixed(2)} |`);
+  const total = (who) => micros[who] + micros[`${who}Database`];
+  console.log(
+    `| ${name} | ${micros.service.toFixed(0)} | ${micros.serviceDatabase.toFixed(0)} | ${micros.raw.toFixed(0)} | ${micros.rawDatabase.toFixed(0)} | ` +
+      `${(micros.service / micros.raw).toFixed(2)} | ${(total('service') / total('raw')).toFixed(2)} |`,
+  );
 }
+await admin.end();
 stop();
 process.exit(0);
