@@ -6,7 +6,7 @@
 // measured in the same run.
 //
 // Options: --quick (100,000 twins, 3 s per scenario), --verify (only the document check; exit 1 on a
-// difference), --only <substring> (scenarios whose name contains it), --connections 8,50,
+// difference), --only <substring>[,<substring>…] (scenarios whose name contains one of them), --connections 8,50,
 // --no-build. Environment: PGURL_BASE (postgresql://postgres@127.0.0.1:5432).
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -213,7 +213,7 @@ async function main() {
   await db.end();
 
   const peak = { rss: 0, hwm: 0 };
-  const list = scenarios(data).filter((s) => !only || s.name.includes(only));
+  const list = scenarios(data).filter((s) => !only || only.split(',').some((part) => s.name.includes(part)));
   if (flag('verify')) {
     await measure(list, data, { peak, verifyOnly: true });
     log(`bench: verify passed: ${list.length} scenarios answer the same documents on the service and the raw server (${mode} data)`);
