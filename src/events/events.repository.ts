@@ -59,7 +59,7 @@ const NOTIFY_PAYLOAD_MAX = 7900;
  * The JSON:API resource of row `e`, built in SQL for timeline pages and the NOTIFY payload (eventResource's
  * shape; test/e2e/resource-json.e2e-spec.ts proves them equal).
  */
-export const EVENT_JSON = `json_build_object('type', 'events', 'id', e.id, 'attributes', json_build_object(
+const EVENT_JSON = `json_build_object('type', 'events', 'id', e.id, 'attributes', json_build_object(
     'name', e.name, 'category', e.category, 'data', e.data, 'timestamp', ${isoTimestampSql('e."timestamp"')}))`;
 
 /**

@@ -13,7 +13,7 @@ import { MAX_EVENT_DATA_BYTES, requestHash, serializedSize } from './event-data.
 import { EventBus, type EventChange } from './event-bus.js';
 import { eventResource } from './event.resource.js';
 import { EventStreams } from './event-streams.js';
-import { EventsRepository, type TimelineFilter } from './events.repository.js';
+import { EventsRepository, type EventChanges, type EventRow, type TimelineFilter } from './events.repository.js';
 import { uuidv7 } from './uuidv7.js';
 
 /** Idempotency keys are honoured for at least this long. */
@@ -100,18 +100,22 @@ export class EventsService {
     const { name, category, data } = document.attributes;
     const changes = { name, category, data };
     const row =
-      (await this.events.update(tenant, id, changes, this.bus.channel, { maxDataTextBytes: MAX_EVENT_DATA_BYTES })) ??
-      (await this.dataSource.transaction(async (manager) => {
+      (await this.events.update(tenant, id, changes, this.bus.channel, { maxDataTextBytes: MAX_EVENT_DATA_BYTES })) ?? (await this.updateMeasured(tenant, id, changes));
+    const resource = eventResource(row);
+    this.bus.committed({ op: 'updated', twinId: tenant.twin.id, id, resource });
+    return resource;
+  }
+
+  /** The exact path of `update`: merge, measure the compact serialisation, roll back when it is over the limit. */
+  private updateMeasured(tenant: TwinTenant, id: string, changes: EventChanges): Promise<EventRow> {
+    return this.dataSource.transaction(async (manager) => {
       const updated = await this.events.update(tenant, id, changes, this.bus.channel, { manager });
       if (!updated) throw notFound('No such event on the timeline of this twin.');
       if (serializedSize(updated.data) > MAX_EVENT_DATA_BYTES) {
         throw invalidDocument(`The merged data would exceed ${MAX_EVENT_DATA_BYTES} bytes serialised.`, '/data/attributes/data');
       }
       return updated;
-    }));
-    const resource = eventResource(row);
-    this.bus.committed({ op: 'updated', twinId: tenant.twin.id, id, resource });
-    return resource;
+    });
   }
 
   async delete(tenant: TwinTenant, id: string, document: ResourceDocument<unknown> | undefined): Promise<void> {

@@ -214,17 +214,17 @@ export class QuestsRepository {
   }
 
   /**
-   * Reads a quest for a change and locks its row until the transaction ends. `exclusive` (PATCH, new
-   * tasks) conflicts with the shared lock an embark takes, so "started" cannot change underneath.
+   * Reads a quest for a change (PATCH, new tasks) and locks its row until the transaction ends. The
+   * lock conflicts with the share lock an embark takes (`embark`), so "started" cannot change underneath.
    */
-  async lock(tenant: TwinTenant, id: string, mode: 'exclusive' | 'shared', manager: EntityManager): Promise<LockedQuest | undefined> {
+  async lock(tenant: TwinTenant, id: string, manager: EntityManager): Promise<LockedQuest | undefined> {
     const rows: LockedQuest[] = await manager.query(
       `SELECT q.id, q.organization_id, q.twin_id, q.name, q.price, q.summary_image_id, q.public, q.original_id,
               ${OWN_QUEST} AS mine,
               ${READABLE_QUEST} AS readable
          FROM quests q JOIN twins t ON t.id = q.twin_id
         WHERE q.id = $3
-          FOR ${mode === 'exclusive' ? 'UPDATE' : 'SHARE'} OF q`,
+          FOR UPDATE OF q`,
       [tenant.organization.id, tenant.twin.id, id],
     );
     return rows[0];

@@ -173,7 +173,7 @@ export class QuestsService {
 
   /** Locks a quest the acting twin created: 404 when it cannot read it, 403 when it is someone else's. */
   private async lockForChange(tenant: TwinTenant, id: string, manager: EntityManager): Promise<LockedQuest> {
-    const quest = await this.quests.lock(tenant, id, 'exclusive', manager);
+    const quest = await this.quests.lock(tenant, id, manager);
     if (!quest || !quest.readable) throw notFound('No such quest.');
     if (!quest.mine) throw forbidden('Only the twin that created the quest may change it.');
     return quest;

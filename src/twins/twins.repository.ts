@@ -104,7 +104,10 @@ const COLUMNS = `t.id, t.organization_id, t.created, t.modified, t.name, t.descr
   t.provider_info, t.tags, t.tasks_supplied`;
 
 /** True when a list has no filter beyond visibility (or own organization): the counted, index-only paths below. */
-const isUnfiltered = (query: TwinQuery): boolean => Object.entries(query).every(([key, value]) => key === 'own' || value === undefined);
+/** The filters a list query sets (`own` is the list's scope, not a filter). */
+const filtersOf = (query: TwinQuery): string[] => Object.entries(query).filter(([key, value]) => key !== 'own' && value !== undefined).map(([key]) => key);
+
+const isUnfiltered = (query: TwinQuery): boolean => filtersOf(query).length === 0;
 
 /** Visible to every organization (the predicate of twins_shared_created_idx / twins_unshared_created_idx). */
 const SHARED = sharedTwinSql('s');
@@ -277,8 +280,8 @@ export class TwinsRepository {
    * own organization shows all its twins (`total`), another one its shared twins (`shared`).
    */
   private countSql(tenant: Tenant, query: TwinQuery, where: string): string {
-    const filters = Object.entries(query).filter(([, value]) => value !== undefined).map(([key]) => key);
-    if (filters.length === 1 && filters[0] === 'organization') {
+    const filters = filtersOf(query);
+    if (!query.own && filters.length === 1 && filters[0] === 'organization') {
       // compile() numbered the caller's organization $1 and the filter's organization $2.
       return `SELECT coalesce((SELECT CASE WHEN c.organization_id = $1::uuid THEN c.total ELSE c.shared END
                  FROM twin_counts c WHERE c.organization_id = $2::uuid), 0)::bigint AS count`;

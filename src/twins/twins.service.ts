@@ -70,7 +70,7 @@ export class TwinsService {
    * `data.links` repeat the page's pagination meta and links. Twins without a location are not counted.
    */
   async geoList(tenant: Tenant, query: Record<string, unknown>, requestUrl: URL): Promise<RawBody<string>> {
-    const twinQuery: TwinQuery = { ...(await this.resolve(tenant, readTwinFilters(query))), located: true };
+    const twinQuery = await this.resolve(tenant, readTwinFilters(query));
     const request = readPageRequest(query, { defaultSize: this.config.geoPageSizeDefault, maxSize: this.config.geoPageSizeMax });
     const { count, data: results } = await this.geoListings.run(request.size, () => this.twins.featureCollection(tenant, twinQuery, request));
     assertPageExists(request, count);
