@@ -9,10 +9,20 @@ import { RateLimiter } from './rate-limiter.js';
 import { ROUTE_ACCESS, RouteAccess } from './route-access.js';
 import { parseAuthorization, secretsEqual } from './tokens.js';
 
-const routeAccess = (reflector: Reflector, context: ExecutionContext): RouteAccess =>
-  reflector.getAllAndOverride<RouteAccess>(ROUTE_ACCESS, [context.getHandler(), context.getClass()]) ?? {};
+// A route's access marker never changes after start-up: read once per handler, not by three guards
+// on every request (a metadata walk up the prototype chain each time).
+const accessByHandler = new WeakMap<object, RouteAccess>();
+const routeAccess = (reflector: Reflector, context: ExecutionContext): RouteAccess => {
+  const handler = context.getHandler();
+  let access = accessByHandler.get(handler);
+  if (access === undefined) {
+    access = reflector.getAllAndOverride<RouteAccess>(ROUTE_ACCESS, [handler, context.getClass()]) ?? {};
+    accessByHandler.set(handler, access);
+  }
+  return access;
+};
 
-const requestOf = (context: ExecutionContext) => context.switchToHttp().getRequest<FastifyRequest>();
+const requestOf = (context: ExecutionContext) => context.getArgByIndex<FastifyRequest>(0);
 
 const headerValue = (request: FastifyRequest, name: string): string | undefined => {
   const value = request.headers[name];
