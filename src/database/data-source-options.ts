@@ -1,6 +1,6 @@
 import type { DataSourceOptions } from 'typeorm';
 import { migrations } from '../../db/migrations/index.js';
-import { entities } from './entities.js';
+import { tables } from './schema/index.js';
 
 /**
  * The client-side bound on a query (pooled-queries.ts) for a database that stops answering, where the
@@ -16,7 +16,7 @@ export function dataSourceOptions(url: string, poolSize: number, statementTimeou
   return {
     type: 'postgres',
     url,
-    entities,
+    entities: tables.map((table) => table.entity),
     migrations,
     migrationsTableName: 'schema_migrations',
     migrationsTransactionMode: 'each',

@@ -1,7 +1,7 @@
 import { identifier, type ResourceObject } from '../common/json-api/resource.js';
 import { imageContentUrlSql, type ImageUrl } from '../images/image-links.js';
 import { isoTimestampSql } from '../database/timestamps.js';
-import { moneyToJson } from './money.js';
+import { moneyToJson } from '../common/money.js';
 import type { QuestRow, TaskRow } from './quests.repository.js';
 
 /** `images`: the images the quest uses (today: its summary image), with their count. */

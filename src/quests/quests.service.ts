@@ -10,7 +10,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { ImageUrl } from '../images/image-links.js';
 import { ImagesRepository } from '../images/images.repository.js';
 import type { CreateQuestAttributes, CreateTaskAttributes, UpdateQuestAttributes } from './dto/quest.dto.js';
-import { canonicalPrice } from './money.js';
+import { canonicalPrice } from '../common/money.js';
 import { createdQuestResource, questResource, taskResource } from './quest.resource.js';
 import { type DiscoveryFilters, type LockedQuest, type MyQuestFilters, type QuestChanges, QuestsRepository } from './quests.repository.js';
 

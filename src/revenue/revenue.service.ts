@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import { RawBody } from '../common/json-api/envelope.js';
 import { readQuery } from '../common/json-api/query.js';
-import { moneyToJson } from '../quests/money.js';
+import { moneyToJson } from '../common/money.js';
 import { RevenueRepository } from './revenue.repository.js';
 
 @Injectable()

@@ -1,7 +1,7 @@
 import { invalidDocument, invalidParameter } from '../common/json-api/api-error.js';
 import { isPlainObject, params, type ParamReader } from '../common/json-api/query.js';
 import { GEO_JSON_MEDIA_TYPE } from '../common/json-api/resource.js';
-import type { GeoPoint } from '../database/geometry.js';
+import type { GeoPoint } from '../database/schema/index.js';
 
 /** Longitude/latitude in WGS 84 degrees. */
 export interface LonLat {

@@ -3,7 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { SqlParams } from '../database/sql-params.js';
 import type { Tenant } from '../common/auth/tenant.js';
 import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
-import type { GeoPoint } from '../database/geometry.js';
+import type { GeoPoint } from '../database/schema/index.js';
 import type { TwinFilters } from './twin-filters.js';
 import { TWIN_JSON, type TwinForm } from './twin.resource.js';
 import { sharedTwinSql, visibleTwinSql } from './twin-visibility.js';

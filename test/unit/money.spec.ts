@@ -1,5 +1,5 @@
 import { ifNoneMatchHits } from '../../src/images/http-cache';
-import { canonicalPrice, moneyToJson } from '../../src/quests/money';
+import { canonicalPrice, moneyToJson } from '../../src/common/money';
 
 describe('prices as exact decimals', () => {
   it.each([

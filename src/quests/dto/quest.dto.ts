@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsInt, IsNotEmpty, IsString, IsUUID, Max, MaxLength, Min, ValidateBy, ValidateIf } from 'class-validator';
-import { canonicalPrice, MAX_PRICE } from '../money.js';
+import { canonicalPrice, MAX_PRICE } from '../../common/money.js';
 
 const MAX_SUMMARY = 2000;
 

@@ -1,0 +1,50 @@
+import { defineTable } from './table.js';
+
+/** The events table (docs/API.md, section 14). */
+export const events = defineTable(
+  'events',
+  {
+    /** UUIDv7 made by the service (events/uuidv7.ts), so ids sort by time. */
+    id: { type: 'uuid', primary: true },
+    organization_id: { type: 'uuid' },
+    twin_id: { type: 'uuid' },
+    name: { type: 'varchar', length: 255 },
+    category: { type: 'varchar', length: 255 },
+    data: { type: 'jsonb', default: {} },
+    timestamp: { type: 'timestamptz', precision: 6, default: () => 'now()' },
+    modified: { type: 'timestamptz', precision: 6, default: () => 'now()' },
+  },
+  {
+    indices: [
+      { name: 'events_timeline_idx', columns: ['twin_id', 'timestamp', 'id'] },
+      { name: 'events_organization_idx', columns: ['organization_id'] },
+    ],
+    checks: [{ name: 'events_data_object', expression: `jsonb_typeof(data) = 'object'` }],
+    relations: {
+      organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'events_organization_id_fkey' } },
+      twin: { type: 'many-to-one', target: 'twins', onDelete: 'CASCADE', joinColumn: { name: 'twin_id', foreignKeyConstraintName: 'events_twin_id_fkey' } },
+    },
+  },
+);
+
+/** Idempotency keys of `POST /events/`, scoped to the acting twin. */
+export const idempotencyKeys = defineTable(
+  'idempotency_keys',
+  {
+    twin_id: { type: 'uuid', primary: true, primaryKeyConstraintName: 'idempotency_keys_pkey' },
+    key: { type: 'varchar', length: 255, primary: true, primaryKeyConstraintName: 'idempotency_keys_pkey' },
+    organization_id: { type: 'uuid' },
+    request_hash: { type: 'char', length: 64 },
+    response_status: { type: 'smallint', nullable: true },
+    response_body: { type: 'jsonb', nullable: true },
+    event_id: { type: 'uuid', nullable: true },
+    created: { type: 'timestamptz', precision: 6, default: () => 'now()' },
+  },
+  {
+    indices: [{ name: 'idempotency_keys_created_idx', columns: ['created'] }],
+    relations: {
+      twin: { type: 'many-to-one', target: 'twins', onDelete: 'CASCADE', joinColumn: { name: 'twin_id', foreignKeyConstraintName: 'idempotency_keys_twin_id_fkey' } },
+      organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'idempotency_keys_organization_id_fkey' } },
+    },
+  },
+);

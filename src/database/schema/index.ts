@@ -1,0 +1,16 @@
+/**
+ * The schema: every table, declared once (table.ts). The bottom layer: it imports nothing of the
+ * service, and everything that reads or writes a table takes its columns from here.
+ */
+import { accessTokens, accounts, memberships } from './accounts.js';
+import { events, idempotencyKeys } from './events.js';
+import { images } from './images.js';
+import { organizations } from './organizations.js';
+import { questTasks, quests } from './quests.js';
+import { revenueEntries } from './revenue.js';
+import { twins } from './twins.js';
+
+export * from './table.js';
+export { accessTokens, accounts, events, idempotencyKeys, images, memberships, organizations, questTasks, quests, revenueEntries, twins };
+
+export const tables = [organizations, accounts, memberships, accessTokens, twins, events, idempotencyKeys, images, quests, questTasks, revenueEntries];

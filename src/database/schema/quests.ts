@@ -1,0 +1,67 @@
+import { defineTable } from './table.js';
+
+/** A quest or a copy of one made by embarking (docs/API.md, section 12). */
+export const quests = defineTable(
+  'quests',
+  {
+    id: { type: 'uuid', primary: true, generated: 'uuid' },
+    organization_id: { type: 'uuid' },
+    /** The creating twin; for a copy, the twin that embarked. */
+    twin_id: { type: 'uuid' },
+    name: { type: 'varchar', length: 255 },
+    summary: { type: 'text', default: '' },
+    description: { type: 'text', default: '' },
+    summary_image_id: { type: 'uuid', nullable: true },
+    public: { type: 'boolean', default: false },
+    original_id: { type: 'uuid', nullable: true },
+    /** Exact decimal; pg hands it over as a string (common/money.ts). */
+    price: { type: 'numeric', precision: 12, scale: 2, default: 0 },
+    created: { type: 'timestamptz', default: () => 'now()' },
+    modified: { type: 'timestamptz', default: () => 'now()' },
+  },
+  {
+    indices: [
+      { name: 'quests_embark_unique', columns: ['original_id', 'twin_id'], unique: true, where: 'original_id IS NOT NULL' },
+      { name: 'quests_twin_idx', columns: ['twin_id', 'created', 'id'] },
+      { name: 'quests_public_idx', columns: ['created', 'id'], where: 'public' },
+      { name: 'quests_organization_idx', columns: ['organization_id'] },
+      { name: 'quests_summary_image_idx', columns: ['summary_image_id'], where: 'summary_image_id IS NOT NULL' },
+    ],
+    checks: [
+      { name: 'quests_price_non_negative', expression: '"price" >= 0' },
+      { name: 'quests_name_not_empty', expression: 'length("name") > 0' },
+    ],
+    relations: {
+      organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'quests_organization_id_fkey' } },
+      twin: { type: 'many-to-one', target: 'twins', onDelete: 'CASCADE', joinColumn: { name: 'twin_id', foreignKeyConstraintName: 'quests_twin_id_fkey' } },
+      summary_image: { type: 'many-to-one', target: 'images', onDelete: 'SET NULL', nullable: true, joinColumn: { name: 'summary_image_id', foreignKeyConstraintName: 'quests_summary_image_id_fkey' } },
+      original: { type: 'many-to-one', target: 'quests', onDelete: 'SET NULL', nullable: true, joinColumn: { name: 'original_id', foreignKeyConstraintName: 'quests_original_id_fkey' } },
+    },
+  },
+);
+
+/** One task of a quest, optionally at a place (a twin). */
+export const questTasks = defineTable(
+  'quest_tasks',
+  {
+    id: { type: 'uuid', primary: true, generated: 'uuid' },
+    quest_id: { type: 'uuid' },
+    name: { type: 'varchar', length: 255 },
+    description: { type: 'text', default: '' },
+    position: { type: 'integer', default: 0 },
+    place_twin_id: { type: 'uuid', nullable: true },
+    created: { type: 'timestamptz', default: () => 'now()' },
+    modified: { type: 'timestamptz', default: () => 'now()' },
+  },
+  {
+    indices: [
+      { name: 'quest_tasks_quest_idx', columns: ['quest_id', 'position', 'created', 'id'] },
+      { name: 'quest_tasks_place_idx', columns: ['place_twin_id'], where: 'place_twin_id IS NOT NULL' },
+    ],
+    checks: [{ name: 'quest_tasks_position_check', expression: '"position" >= 0' }],
+    relations: {
+      quest: { type: 'many-to-one', target: 'quests', onDelete: 'CASCADE', joinColumn: { name: 'quest_id', foreignKeyConstraintName: 'quest_tasks_quest_id_fkey' } },
+      place: { type: 'many-to-one', target: 'twins', onDelete: 'SET NULL', nullable: true, joinColumn: { name: 'place_twin_id', foreignKeyConstraintName: 'quest_tasks_place_twin_id_fkey' } },
+    },
+  },
+);
