@@ -1,21 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { hashToken } from '../common/auth/tokens.js';
+import { accessTokens, accounts, type Row } from '../database/schema/index.js';
 
-export interface AccountRow {
-  id: string;
-  name: string;
-  created: string;
-  modified: string;
-  organization_ids: string[];
-}
+export type AccountRow = Row<typeof accounts> & { organization_ids: string[] };
 
-export interface TokenRow {
-  id: string;
-  account_id: string;
-  created: string;
-  expires: string | null;
-}
+export type TokenRow = Pick<Row<typeof accessTokens>, 'id' | 'account_id' | 'created' | 'expires'>;
 
 /** SQL for accounts, their memberships and their access tokens. */
 @Injectable()

@@ -1,18 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { SqlParams } from '../database/sql-params.js';
+import { events, idempotencyKeys, select, type ColumnOf, type Row } from '../database/schema/index.js';
 import { isoTimestampSql } from '../database/timestamps.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
 import type { ResourceObject } from '../common/json-api/resource.js';
 
-export interface EventRow {
-  id: string;
-  name: string;
-  category: string;
-  data: Record<string, unknown>;
-  timestamp: string;
-}
+/** An event as the wire forms need it (event.resource.ts). */
+const EVENT_COLUMNS = ['id', 'name', 'category', 'data', 'timestamp'] as const satisfies readonly ColumnOf<typeof events>[];
+export type EventRow = Pick<Row<typeof events>, (typeof EVENT_COLUMNS)[number]>;
 
 export interface TimelineFilter {
   name?: string;
@@ -41,13 +38,9 @@ export interface EventChanges {
   data?: Record<string, unknown>;
 }
 
-export interface IdempotencyRecord {
-  request_hash: string;
-  response_status: number | null;
-  response_body: ResourceObject | null;
-}
+export type IdempotencyRecord = Pick<Row<typeof idempotencyKeys>, 'request_hash' | 'response_status'> & { response_body: ResourceObject | null };
 
-const COLUMNS = `e.id, e.name, e.category, e.data, e."timestamp"`;
+const COLUMNS = select(events, 'e', { only: EVENT_COLUMNS });
 
 /** A PATCH's data ($6) merged into the stored data: keys set, keys the patch sets to null removed. */
 const MERGED_DATA = `(data || $6::jsonb) - ARRAY(SELECT key FROM jsonb_each($6::jsonb) WHERE value = 'null'::jsonb)`;

@@ -1,17 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Tenant } from '../common/auth/tenant.js';
+import { images, select, type ColumnOf, type Row } from '../database/schema/index.js';
 
-export interface ImageRow {
-  id: string;
-  organization_id: string;
-  content_type: string;
-  size: number;
-  width: number;
-  height: number;
-  sha256: string;
-  created: string;
-}
+/** An image's description: every column but the content. */
+const IMAGE_COLUMNS = ['id', 'organization_id', 'content_type', 'size', 'width', 'height', 'sha256', 'created'] as const satisfies readonly ColumnOf<typeof images>[];
+export type ImageRow = Pick<Row<typeof images>, (typeof IMAGE_COLUMNS)[number]>;
 
 export interface NewImage {
   contentType: string;
@@ -21,7 +15,7 @@ export interface NewImage {
   sha256: string;
 }
 
-const COLUMNS = 'i.id, i.organization_id, i.content_type, i.size, i.width, i.height, i.sha256, i.created';
+const COLUMNS = select(images, 'i', { only: IMAGE_COLUMNS });
 
 /**
  * Who may read an image (docs/API.md, section 11): its own organization, anyone authenticated when a

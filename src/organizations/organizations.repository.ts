@@ -1,15 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { PageRequest } from '../common/json-api/pagination.js';
+import { organizations, select, type Row } from '../database/schema/index.js';
 
-export interface OrganizationRow {
-  id: string;
-  name: string;
-  created: string;
-  modified: string;
-}
+export type OrganizationRow = Row<typeof organizations>;
 
-const COLUMNS = 'o.id, o.name, o.created, o.modified';
+const COLUMNS = select(organizations, 'o');
 
 /** SQL for organizations; every read is scoped to the calling account's memberships. */
 @Injectable()

@@ -1,4 +1,5 @@
 import { isPlainObject } from '../common/json-api/query.js';
+import { twins, type ColumnOf, type Row } from '../database/schema/index.js';
 
 /**
  * From one GeoJSON feature of a places file to the columns of a supplier twin, or the reason the
@@ -7,26 +8,20 @@ import { isPlainObject } from '../common/json-api/query.js';
  * `opening_hours` given as the bare array of weekday lines, the feature `id` as place id).
  */
 
-/** One twin as the importer writes it (snake_case: the keys of the SQL record). */
-export interface PlaceTwinRow {
+/** The twins columns an import writes from each feature (the keys of the SQL record, places.repository.ts). */
+export const IMPORTED_COLUMNS = [
+  'place_id', 'provider', 'name', 'description', 'characteristics', 'services', 'meta_data', 'opening_hours',
+  'phone_number', 'address', 'city', 'state', 'website', 'provider_info', 'tags',
+] as const satisfies readonly ColumnOf<typeof twins>[];
+
+/** One twin as the importer writes it: those columns (typed by the schema) and the point's coordinates. */
+export type PlaceTwinRow = Omit<Pick<Row<typeof twins>, (typeof IMPORTED_COLUMNS)[number]>, 'place_id' | 'meta_data' | 'provider_info'> & {
   place_id: string;
-  provider: string;
-  name: string;
-  description: string;
+  meta_data: PlaceMetaData;
+  provider_info: ProviderInfo;
   lon: number;
   lat: number;
-  characteristics: string[];
-  services: string[];
-  meta_data: PlaceMetaData;
-  opening_hours: Record<string, unknown>;
-  phone_number: string;
-  address: string;
-  city: string;
-  state: string;
-  website: string;
-  provider_info: ProviderInfo;
-  tags: string[];
-}
+};
 
 export interface ProviderInfo {
   photos: Record<string, unknown>[];
@@ -69,8 +64,10 @@ export interface MappingOptions {
   defaultProvider: string;
 }
 
-/** Column sizes of the twins table (varchar(n)): a longer value would fail the whole batch. */
-const LIMITS = { name: 255, place_id: 255, provider: 255, phone_number: 64, address: 512, city: 255, state: 255, website: 2048 } as const;
+/** Column sizes of the twins table (varchar(n), from the schema): a longer value would fail the whole batch. */
+const LIMITS = Object.fromEntries(
+  (['name', 'place_id', 'provider', 'phone_number', 'address', 'city', 'state', 'website'] as const).map((column) => [column, twins.columns[column].length]),
+) as Record<'name' | 'place_id' | 'provider' | 'phone_number' | 'address' | 'city' | 'state' | 'website', number>;
 
 class InvalidFeature extends Error {}
 

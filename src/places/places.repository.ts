@@ -1,5 +1,6 @@
 import { DataSource, EntityManager } from 'typeorm';
-import type { PlaceTwinRow } from './place-mapping.js';
+import { sqlTypeOf, twins, type ColumnOf } from '../database/schema/index.js';
+import { IMPORTED_COLUMNS, type PlaceTwinRow } from './place-mapping.js';
 
 /**
  * SQL of the places import. A batch travels as ONE jsonb parameter (an array of row objects) that
@@ -41,10 +42,14 @@ function withoutRepeatedMetaData(key: string, value: unknown): unknown {
   return rest;
 }
 
+/** What a re-import refreshes on a twin already imported with the same place_id. */
 const REFRESHED = [
   'name', 'description', 'public', 'location', 'characteristics', 'services', 'meta_data', 'provider',
   'opening_hours', 'phone_number', 'address', 'city', 'state', 'website', 'provider_info', 'tags',
-];
+] as const satisfies readonly ColumnOf<typeof twins>[];
+
+/** The record of one feature in the batch parameter: the imported columns typed as in the schema, and the point. */
+const RECORD = [...IMPORTED_COLUMNS.map((column) => `${column} ${sqlTypeOf(twins, column)}`), 'lon float8', 'lat float8'].join(', ');
 
 const UPSERT = `
   INSERT INTO twins AS t (
@@ -59,10 +64,7 @@ const UPSERT = `
                                            'opening_hours', coalesce(r.opening_hours -> 'weekday_text', '[]'::jsonb)),
          r.opening_hours, r.phone_number, r.address, r.city,
          r.state, r.website, r.provider_info, r.tags
-    FROM jsonb_to_recordset($2::jsonb) AS r(
-           place_id text, provider text, name text, description text, lon float8, lat float8,
-           characteristics text[], services text[], meta_data jsonb, opening_hours jsonb, phone_number text,
-           address text, city text, state text, website text, provider_info jsonb, tags text[])
+    FROM jsonb_to_recordset($2::jsonb) AS r(${RECORD})
   ON CONFLICT (organization_id, place_id) WHERE place_id IS NOT NULL DO UPDATE SET
     ${REFRESHED.map((column) => `${column} = EXCLUDED.${column}`).join(',\n    ')},
     modified = now()

@@ -5,23 +5,11 @@ import type { Tenant, TwinTenant } from '../common/auth/tenant.js';
 import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
 import { visibleTwinSql } from '../twins/twin-visibility.js';
 import { isoTimestampSql } from '../database/timestamps.js';
+import { questTasks, quests, select, type Row } from '../database/schema/index.js';
 import { questJsonSql } from './quest.resource.js';
 
 /** A quest in its full form (docs/API.md, section 12): the quest, its creating twin, its original's twin, its task count. */
-export interface QuestRow {
-  id: string;
-  organization_id: string;
-  twin_id: string;
-  name: string;
-  summary: string;
-  description: string;
-  summary_image_id: string | null;
-  public: boolean;
-  original_id: string | null;
-  /** Exact decimal string, e.g. "0.10". */
-  price: string;
-  created: string;
-  modified: string;
+export interface QuestRow extends Row<typeof quests> {
   twin_name: string;
   twin_description: string;
   original_twin_id: string | null;
@@ -41,31 +29,14 @@ export interface EmbarkOutcome {
 }
 
 /** The columns a change needs, read under a row lock. */
-export interface LockedQuest {
-  id: string;
-  organization_id: string;
-  twin_id: string;
-  name: string;
-  price: string;
-  summary_image_id: string | null;
-  public: boolean;
-  original_id: string | null;
+export interface LockedQuest extends Pick<Row<typeof quests>, 'id' | 'organization_id' | 'twin_id' | 'name' | 'price' | 'summary_image_id' | 'public' | 'original_id'> {
   /** Created by (or, for a copy, owned by) the acting twin. */
   mine: boolean;
   /** The acting twin may read it: its own, or in the discovery feed. */
   readable: boolean;
 }
 
-export interface TaskRow {
-  id: string;
-  quest_id: string;
-  name: string;
-  description: string;
-  position: number;
-  place_twin_id: string | null;
-  created: string;
-  modified: string;
-}
+export type TaskRow = Row<typeof questTasks>;
 
 export interface DiscoveryFilters {
   owned_by?: string;
@@ -122,7 +93,10 @@ const OWN_QUEST = `(q.organization_id = $1 AND q.twin_id = $2)`;
 /** A quest the acting twin may read: its own, or a public one of a twin it can see (`t` the quest's twin). */
 const READABLE_QUEST = `(${OWN_QUEST} OR (q.public AND ${visibleTwinSql('t', '$1')}))`;
 
-const TASK_COLUMNS = 'k.id, k.quest_id, k.name, k.description, k.position, k.place_twin_id, k.created, k.modified';
+const TASK_COLUMNS = select(questTasks, 'k');
+
+/** What a change of a quest reads under its row lock (LockedQuest). */
+const LOCKED_COLUMNS = select(quests, 'q', { only: ['id', 'organization_id', 'twin_id', 'name', 'price', 'summary_image_id', 'public', 'original_id'] });
 
 /** Case-insensitive "contains", without LIKE wildcards to escape. */
 const contains = (column: string, placeholder: string) => `strpos(lower(${column}), lower(${placeholder})) > 0`;
@@ -219,7 +193,7 @@ export class QuestsRepository {
    */
   async lock(tenant: TwinTenant, id: string, manager: EntityManager): Promise<LockedQuest | undefined> {
     const rows: LockedQuest[] = await manager.query(
-      `SELECT q.id, q.organization_id, q.twin_id, q.name, q.price, q.summary_image_id, q.public, q.original_id,
+      `SELECT ${LOCKED_COLUMNS},
               ${OWN_QUEST} AS mine,
               ${READABLE_QUEST} AS readable
          FROM quests q JOIN twins t ON t.id = q.twin_id

@@ -32,6 +32,7 @@ const TWIN_ID = EXAMPLE_IDS.twins;
 const SAMPLE_ROW: TwinRow = {
   id: TWIN_ID,
   organization_id: EXAMPLE_IDS.organizations,
+  owner_account_id: null,
   created: '2026-11-21T19:26:03.123456Z',
   modified: '2026-11-21T19:26:03.123456Z',
   name: 'River walks',

@@ -3,7 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { SqlParams } from '../database/sql-params.js';
 import type { Tenant } from '../common/auth/tenant.js';
 import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
-import type { GeoPoint } from '../database/schema/index.js';
+import { castOf, select, twins, type ColumnOf, type GeoPoint, type Row } from '../database/schema/index.js';
 import type { TwinFilters } from './twin-filters.js';
 import { TWIN_JSON, type TwinForm } from './twin.resource.js';
 import { sharedTwinSql, visibleTwinSql } from './twin-visibility.js';
@@ -16,73 +16,19 @@ export interface NewTwin {
   personal?: boolean;
 }
 
-/** A twin as read from the database (snake_case; `location` already GeoJSON). */
-export interface TwinRow {
-  id: string;
-  organization_id: string;
-  created: string;
-  modified: string;
-  name: string;
-  description: string;
-  personal: boolean;
-  public: boolean;
-  location: GeoPoint | null;
-  personality_id: string;
-  characteristics: string[];
-  services: string[];
-  connections: string[];
-  meta_data: Record<string, unknown>;
-  place_id: string | null;
-  provider: string;
-  opening_hours: Record<string, unknown>;
-  phone_number: string;
-  address: string;
-  city: string;
-  state: string;
-  website: string;
-  provider_info: Record<string, unknown>;
-  tags: string[];
-  tasks_supplied: number;
-}
+/** A twin as read from the database (`location` already GeoJSON, see COLUMNS). */
+export type TwinRow = Row<typeof twins>;
+
+/** The columns a twin's create and modify may set. */
+const WRITABLE_COLUMNS = [
+  'name', 'description', 'personal', 'public', 'location', 'characteristics', 'services', 'connections', 'tags',
+  'meta_data', 'opening_hours', 'phone_number', 'address', 'city', 'state', 'website',
+] as const satisfies readonly ColumnOf<typeof twins>[];
 
 /** Writable columns of a twin (create and modify); keys are column names. */
-export interface TwinChanges {
-  name?: string;
-  description?: string;
-  personal?: boolean;
-  public?: boolean;
-  location?: GeoPoint | null;
-  characteristics?: string[];
-  services?: string[];
-  connections?: string[];
-  tags?: string[];
-  meta_data?: Record<string, unknown>;
-  opening_hours?: Record<string, unknown>;
-  phone_number?: string;
-  address?: string;
-  city?: string;
-  state?: string;
-  website?: string;
-}
+export type TwinChanges = Partial<Pick<TwinRow, (typeof WRITABLE_COLUMNS)[number]>>;
 
-/** The parameter cast of each writable column (location is written as a point expression). */
-const WRITABLE: Record<Exclude<keyof TwinChanges, 'location'>, string> = {
-  name: '::varchar',
-  description: '::text',
-  personal: '::boolean',
-  public: '::boolean',
-  characteristics: '::text[]',
-  services: '::text[]',
-  connections: '::uuid[]',
-  tags: '::text[]',
-  meta_data: '::jsonb',
-  opening_hours: '::jsonb',
-  phone_number: '::varchar',
-  address: '::varchar',
-  city: '::varchar',
-  state: '::varchar',
-  website: '::varchar',
-};
+const WRITABLE = new Set<string>(WRITABLE_COLUMNS);
 
 /**
  * Filters after the service resolved what they refer to: `personality` becomes the reference twin's
@@ -98,10 +44,8 @@ export interface TwinQuery extends Omit<TwinFilters, 'personality'> {
   located?: boolean;
 }
 
-const COLUMNS = `t.id, t.organization_id, t.created, t.modified, t.name, t.description, t.personal, t.public,
-  ST_AsGeoJSON(t.location)::json AS location, t.personality_id, t.characteristics, t.services, t.connections,
-  t.meta_data, t.place_id, t.provider, t.opening_hours, t.phone_number, t.address, t.city, t.state, t.website,
-  t.provider_info, t.tags, t.tasks_supplied`;
+/** Every column of a twin, `location` as GeoJSON (what TwinRow describes). */
+const COLUMNS = select(twins, 't', { expressions: { location: (t) => `ST_AsGeoJSON(${t}.location)::json` } });
 
 /** True when a list has no filter beyond visibility (or own organization): the counted, index-only paths below. */
 /** The filters a list query sets (`own` is the list's scope, not a filter). */
@@ -364,8 +308,8 @@ export class TwinsRepository {
         ]);
         continue;
       }
-      const cast = WRITABLE[column as keyof typeof WRITABLE];
-      if (cast === undefined) throw new Error(`Not a writable twin column: ${column}`);
+      if (!WRITABLE.has(column)) throw new Error(`Not a writable twin column: ${column}`);
+      const cast = castOf(twins, column as keyof TwinChanges);
       out.push([column, p.add(cast === '::jsonb' ? JSON.stringify(value) : value, cast)]);
     }
     return out;

@@ -75,11 +75,14 @@ const CASTS: Record<keyof TypeOf, string> = {
   geometry: 'geometry',
 };
 
-/** `::type` (or `::type[]`) for a parameter bound to `column` of `table`. */
-export function castOf<T extends Table>(table: T, column: ColumnOf<T>): string {
+/** The SQL type of `column` of `table` (`text[]`, `jsonb`, …), for casts and record definitions. */
+export function sqlTypeOf<T extends Table>(table: T, column: ColumnOf<T>): string {
   const spec = table.columns[column];
-  return `::${CASTS[spec.type]}${spec.array ? '[]' : ''}`;
+  return `${CASTS[spec.type]}${spec.array ? '[]' : ''}`;
 }
+
+/** `::type` for a parameter bound to `column` of `table`. */
+export const castOf = <T extends Table>(table: T, column: ColumnOf<T>): string => `::${sqlTypeOf(table, column)}`;
 
 /**
  * The select list of `table` under `alias`: every column (or those of `only`), each as itself unless
