@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { Sql } from '../database/sql.js';
 import { hashToken } from '../common/auth/tokens.js';
 import { accessTokens, accounts, type Row } from '../database/schema/index.js';
 
@@ -10,15 +10,15 @@ export type TokenRow = Pick<Row<typeof accessTokens>, 'id' | 'account_id' | 'cre
 /** SQL for accounts, their memberships and their access tokens. */
 @Injectable()
 export class AccountsRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly sql: Sql) {}
 
-  async create(name: string, organizationIds: string[], manager: EntityManager): Promise<AccountRow> {
-    const [account]: Omit<AccountRow, 'organization_ids'>[] = await manager.query(
+  async create(name: string, organizationIds: string[]): Promise<AccountRow> {
+    const [account]: Omit<AccountRow, 'organization_ids'>[] = await this.sql.query(
       `INSERT INTO accounts (name) VALUES ($1) RETURNING id, name, created, modified`,
       [name],
     );
     if (organizationIds.length > 0) {
-      await manager.query(
+      await this.sql.query(
         `INSERT INTO memberships (account_id, organization_id) SELECT $1, unnest($2::uuid[])`,
         [account.id, organizationIds],
       );
@@ -27,12 +27,12 @@ export class AccountsRepository {
   }
 
   async exists(accountId: string): Promise<boolean> {
-    const rows = await this.dataSource.query(`SELECT 1 FROM accounts WHERE id = $1`, [accountId]);
+    const rows = await this.sql.query(`SELECT 1 FROM accounts WHERE id = $1`, [accountId]);
     return rows.length > 0;
   }
 
-  async createToken(accountId: string, token: string, expires: string | null, manager: EntityManager = this.dataSource.manager): Promise<TokenRow> {
-    const rows: TokenRow[] = await manager.query(
+  async createToken(accountId: string, token: string, expires: string | null): Promise<TokenRow> {
+    const rows: TokenRow[] = await this.sql.query(
       `INSERT INTO access_tokens (account_id, token_hash, expires) VALUES ($1, $2, $3::timestamptz)
        RETURNING id, account_id, created, expires`,
       [accountId, hashToken(token), expires],
@@ -42,7 +42,7 @@ export class AccountsRepository {
 
   /** Marks a token revoked; true when it existed and was live. Takes effect on the next request. */
   async revokeToken(tokenId: string): Promise<boolean> {
-    const [, affected]: [unknown, number] = await this.dataSource.query(
+    const [, affected]: [unknown, number] = await this.sql.query(
       `UPDATE access_tokens SET revoked = now() WHERE id = $1 AND revoked IS NULL`,
       [tokenId],
     );

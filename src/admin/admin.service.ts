@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { Sql } from '../database/sql.js';
 import { AccountsRepository } from '../accounts/accounts.repository.js';
 import { Credentials } from '../common/auth/credentials.js';
 import { generateToken } from '../common/auth/tokens.js';
@@ -21,7 +21,7 @@ export interface BootstrapResult {
 @Injectable()
 export class AdminService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly sql: Sql,
     private readonly organizations: OrganizationsRepository,
     private readonly accounts: AccountsRepository,
     private readonly twins: TwinsRepository,
@@ -34,15 +34,15 @@ export class AdminService {
 
   async createAccount(name: string, organizationIds: string[]): Promise<ResourceObject> {
     const unique = [...new Set(organizationIds)];
-    const account = await this.dataSource.transaction(async (manager) => {
-      const found = await this.organizations.existing(unique, manager);
+    const account = await this.sql.transaction(async () => {
+      const found = await this.organizations.existing(unique);
       const missing = unique.findIndex((id) => !found.has(id));
       if (missing >= 0) {
         throw new ApiError(404, 'not_found', 'Not found', `Organization ${unique[missing]} does not exist.`, {
           pointer: `/data/relationships/organizations/data/${organizationIds.indexOf(unique[missing])}`,
         });
       }
-      return this.accounts.create(name, unique, manager);
+      return this.accounts.create(name, unique);
     });
     return {
       type: 'accounts',
@@ -75,17 +75,17 @@ export class AdminService {
 
   /** Everything a first run needs, created atomically: organization, account, a twin and a token. */
   async bootstrap(names: { organization: string; account: string; twin: string }): Promise<BootstrapResult> {
-    return this.dataSource.transaction(async (manager) => {
-      const organization = await this.organizations.create(names.organization, manager);
-      const account = await this.accounts.create(names.account, [organization.id], manager);
-      const twin = await this.twins.insertOwned(manager, {
+    return this.sql.transaction(async () => {
+      const organization = await this.organizations.create(names.organization);
+      const account = await this.accounts.create(names.account, [organization.id]);
+      const twin = await this.twins.insertOwned({
         organizationId: organization.id,
         ownerAccountId: account.id,
         name: names.twin,
         personal: true,
       });
       const token = generateToken();
-      const tokenRow = await this.accounts.createToken(account.id, token, null, manager);
+      const tokenRow = await this.accounts.createToken(account.id, token, null);
       return { organizationId: organization.id, accountId: account.id, twinId: twin.id, tokenId: tokenRow.id, token };
     });
   }

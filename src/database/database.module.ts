@@ -3,12 +3,14 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Database } from './database.js';
 import { DatabaseNotifications } from './notifications.js';
+import { Sql } from './sql.js';
 
 @Global()
 @Module({
   providers: [
     { provide: Database, inject: [APP_CONFIG], useFactory: (config: AppConfig) => Database.open(config) },
     { provide: DataSource, inject: [Database], useFactory: (database: Database) => database.dataSource },
+    Sql,
     {
       // null with the embedded database: one process owns it, and a second (listening) connection to PGlite is not safe.
       provide: DatabaseNotifications,
@@ -17,7 +19,7 @@ import { DatabaseNotifications } from './notifications.js';
         !database.sharedSession && config.databaseUrl ? new DatabaseNotifications(config.databaseUrl) : null,
     },
   ],
-  exports: [Database, DataSource, DatabaseNotifications],
+  exports: [Database, DataSource, Sql, DatabaseNotifications],
 })
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { Sql } from '../database/sql.js';
 import { SqlParams } from '../database/sql-params.js';
 import { events, idempotencyKeys, select, type ColumnOf, type Row } from '../database/schema/index.js';
 import { isoTimestampSql } from '../database/timestamps.js';
@@ -77,11 +77,11 @@ function notifySql(channel: string | null, op: 'created' | 'updated' | 'deleted'
  */
 @Injectable()
 export class EventsRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly sql: Sql) {}
 
-  async insert(tenant: TwinTenant, event: NewEvent, channel: string | null, manager: EntityManager = this.dataSource.manager): Promise<EventRow> {
+  async insert(tenant: TwinTenant, event: NewEvent, channel: string | null): Promise<EventRow> {
     const notify = notifySql(channel, 'created');
-    const rows: EventRow[] = await manager.query(
+    const rows: EventRow[] = await this.sql.query(
       `WITH e AS (
          INSERT INTO events (id, organization_id, twin_id, name, category, data)
          VALUES ($1, $2, $3, $4, $5, $6::jsonb)
@@ -93,8 +93,8 @@ export class EventsRepository {
     return rows[0];
   }
 
-  async find(tenant: TwinTenant, id: string, manager: EntityManager = this.dataSource.manager): Promise<EventRow | undefined> {
-    const rows: EventRow[] = await manager.query(
+  async find(tenant: TwinTenant, id: string): Promise<EventRow | undefined> {
+    const rows: EventRow[] = await this.sql.query(
       `SELECT ${COLUMNS} FROM events e WHERE e.id = $1 AND e.twin_id = $2 AND e.organization_id = $3`,
       [id, tenant.twin.id, tenant.organization.id],
     );
@@ -112,10 +112,10 @@ export class EventsRepository {
     id: string,
     changes: EventChanges,
     channel: string | null,
-    { manager = this.dataSource.manager, maxDataTextBytes = null }: { manager?: EntityManager; maxDataTextBytes?: number | null } = {},
+    { maxDataTextBytes = null }: { maxDataTextBytes?: number | null } = {},
   ): Promise<EventRow | undefined> {
     const notify = notifySql(channel, 'updated');
-    const rows: EventRow[] = await manager.query(
+    const rows: EventRow[] = await this.sql.query(
       `WITH e AS (
          UPDATE events
             SET name = COALESCE($4, name),
@@ -135,7 +135,7 @@ export class EventsRepository {
   /** True when the event existed on the tenant's timeline and is gone now. */
   async delete(tenant: TwinTenant, id: string, channel: string | null): Promise<boolean> {
     const notify = notifySql(channel, 'deleted');
-    const rows: unknown[] = await this.dataSource.query(
+    const rows: unknown[] = await this.sql.query(
       `WITH e AS (
          DELETE FROM events WHERE id = $1 AND twin_id = $2 AND organization_id = $3 RETURNING id, twin_id
        )
@@ -153,7 +153,7 @@ export class EventsRepository {
     const { where, values } = timelineWhere(tenant, filter);
     const size = `$${values.length + 1}::int`;
     const offset = `$${values.length + 2}::bigint`;
-    const rows: CountedJson[] = await this.dataSource.query(
+    const rows: CountedJson[] = await this.sql.query(
       `SELECT c.count, CASE WHEN ${offset} < c.count THEN (
                 SELECT coalesce(json_agg(${EVENT_JSON} ORDER BY e."timestamp" DESC, e.id DESC), '[]'::json)::text
                   FROM (SELECT * FROM events e WHERE ${where} ORDER BY e."timestamp" DESC, e.id DESC LIMIT ${size} OFFSET ${offset}) e)
@@ -166,7 +166,7 @@ export class EventsRepository {
 
   /** Events created after `afterId` (UUIDv7 order = creation order), oldest first: the stream's replay. */
   async createdAfter(tenant: TwinTenant, afterId: string, limit: number): Promise<EventRow[]> {
-    return this.dataSource.query(
+    return this.sql.query(
       `SELECT ${COLUMNS} FROM events e
         WHERE e.twin_id = $1 AND e.organization_id = $2 AND e.id > $3
         ORDER BY e.id
@@ -181,8 +181,8 @@ export class EventsRepository {
    * holds the same key uncommitted, PostgreSQL makes this statement wait for it: concurrent retries
    * therefore never both insert an event.
    */
-  async claimIdempotencyKey(tenant: TwinTenant, key: string, hash: string, retentionHours: number, manager: EntityManager): Promise<boolean> {
-    const rows: unknown[] = await manager.query(
+  async claimIdempotencyKey(tenant: TwinTenant, key: string, hash: string, retentionHours: number): Promise<boolean> {
+    const rows: unknown[] = await this.sql.query(
       `INSERT INTO idempotency_keys AS k (twin_id, key, organization_id, request_hash)
        VALUES ($1, $2, $3, $4)
        ON CONFLICT (twin_id, key) DO UPDATE
@@ -195,16 +195,16 @@ export class EventsRepository {
     return rows.length > 0;
   }
 
-  async completeIdempotencyKey(tenant: TwinTenant, key: string, status: number, body: ResourceObject, manager: EntityManager): Promise<void> {
-    await manager.query(
+  async completeIdempotencyKey(tenant: TwinTenant, key: string, status: number, body: ResourceObject): Promise<void> {
+    await this.sql.query(
       `UPDATE idempotency_keys SET response_status = $3, response_body = $4::jsonb, event_id = $5
         WHERE twin_id = $1 AND key = $2`,
       [tenant.twin.id, key, status, JSON.stringify(body), body.id],
     );
   }
 
-  async findIdempotencyKey(tenant: TwinTenant, key: string, manager: EntityManager): Promise<IdempotencyRecord | undefined> {
-    const rows: IdempotencyRecord[] = await manager.query(
+  async findIdempotencyKey(tenant: TwinTenant, key: string): Promise<IdempotencyRecord | undefined> {
+    const rows: IdempotencyRecord[] = await this.sql.query(
       `SELECT request_hash, response_status, response_body FROM idempotency_keys
         WHERE twin_id = $1 AND key = $2 AND organization_id = $3`,
       [tenant.twin.id, key, tenant.organization.id],
@@ -214,7 +214,7 @@ export class EventsRepository {
 
   /** Deletes keys past the retention, a bounded batch at a time (not tenant data: housekeeping). */
   async purgeIdempotencyKeys(retentionHours: number, batch = 5000): Promise<number> {
-    const rows: unknown[] = await this.dataSource.query(
+    const rows: unknown[] = await this.sql.query(
       `DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(
          SELECT ctid FROM idempotency_keys WHERE created < now() - make_interval(hours => $1) LIMIT $2))
        RETURNING 1`,

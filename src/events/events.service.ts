@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Sql } from '../database/sql.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import { conflict, invalidDocument, invalidHeader, notFound, unprocessable } from '../common/json-api/api-error.js';
@@ -32,7 +32,7 @@ export class EventsService {
   private lastPurge = 0;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly sql: Sql,
     private readonly events: EventsRepository,
     private readonly bus: EventBus,
     private readonly streams: EventStreams,
@@ -53,19 +53,19 @@ export class EventsService {
       return { resource, replayed: false };
     }
     const hash = requestHash(attributes);
-    const outcome = await this.dataSource.transaction(async (manager) => {
-      const owned = await this.events.claimIdempotencyKey(tenant, idempotencyKey, hash, IDEMPOTENCY_RETENTION_HOURS, manager);
+    const outcome = await this.sql.transaction(async () => {
+      const owned = await this.events.claimIdempotencyKey(tenant, idempotencyKey, hash, IDEMPOTENCY_RETENTION_HOURS);
       if (!owned) {
-        const earlier = await this.events.findIdempotencyKey(tenant, idempotencyKey, manager);
+        const earlier = await this.events.findIdempotencyKey(tenant, idempotencyKey);
         if (!earlier || earlier.response_body === null) throw conflict('A request with this Idempotency-Key is still in progress.', { header: 'Idempotency-Key' });
         if (earlier.request_hash !== hash) {
           throw unprocessable('This Idempotency-Key was used with a different request body.', { header: 'Idempotency-Key' }, 'idempotency_key_reused');
         }
         return { resource: earlier.response_body, replayed: true };
       }
-      const row = await this.events.insert(tenant, event, this.bus.channel, manager);
+      const row = await this.events.insert(tenant, event, this.bus.channel);
       const resource = eventResource(row);
-      await this.events.completeIdempotencyKey(tenant, idempotencyKey, 201, resource, manager);
+      await this.events.completeIdempotencyKey(tenant, idempotencyKey, 201, resource);
       return { resource, replayed: false };
     });
     if (!outcome.replayed) this.bus.committed({ op: 'created', twinId: tenant.twin.id, id: outcome.resource.id, resource: outcome.resource });
@@ -108,8 +108,8 @@ export class EventsService {
 
   /** The exact path of `update`: merge, measure the compact serialisation, roll back when it is over the limit. */
   private updateMeasured(tenant: TwinTenant, id: string, changes: EventChanges): Promise<EventRow> {
-    return this.dataSource.transaction(async (manager) => {
-      const updated = await this.events.update(tenant, id, changes, this.bus.channel, { manager });
+    return this.sql.transaction(async () => {
+      const updated = await this.events.update(tenant, id, changes, this.bus.channel);
       if (!updated) throw notFound('No such event on the timeline of this twin.');
       if (serializedSize(updated.data) > MAX_EVENT_DATA_BYTES) {
         throw invalidDocument(`The merged data would exceed ${MAX_EVENT_DATA_BYTES} bytes serialised.`, '/data/attributes/data');

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { ImagesRepository } from './images.repository.js';
 
 /**
@@ -9,7 +8,7 @@ import { ImagesRepository } from './images.repository.js';
  * and an external store may ignore it.
  */
 export abstract class ImageStore {
-  abstract put(id: string, bytes: Buffer, manager?: EntityManager): Promise<void>;
+  abstract put(id: string, bytes: Buffer): Promise<void>;
   abstract get(id: string): Promise<Buffer | undefined>;
 }
 
@@ -20,8 +19,8 @@ export class DatabaseImageStore extends ImageStore {
     super();
   }
 
-  put(id: string, bytes: Buffer, manager?: EntityManager): Promise<void> {
-    return this.images.writeBytes(id, bytes, manager);
+  put(id: string, bytes: Buffer): Promise<void> {
+    return this.images.writeBytes(id, bytes);
   }
 
   get(id: string): Promise<Buffer | undefined> {

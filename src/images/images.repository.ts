@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { Sql } from '../database/sql.js';
 import type { Tenant } from '../common/auth/tenant.js';
 import { images, select, type ColumnOf, type Row } from '../database/schema/index.js';
 
@@ -29,10 +29,10 @@ const READABLE = `(i.organization_id = $1 OR EXISTS (
 /** SQL for images: metadata, visibility, and the bytes column used by DatabaseImageStore. */
 @Injectable()
 export class ImagesRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly sql: Sql) {}
 
-  async insert(tenant: Tenant, image: NewImage, manager: EntityManager = this.dataSource.manager): Promise<ImageRow> {
-    const rows: ImageRow[] = await manager.query(
+  async insert(tenant: Tenant, image: NewImage): Promise<ImageRow> {
+    const rows: ImageRow[] = await this.sql.query(
       `INSERT INTO images AS i (organization_id, content_type, size, width, height, sha256)
        VALUES ($1, $2, $3, $4, $5, $6)
        RETURNING ${COLUMNS}`,
@@ -43,7 +43,7 @@ export class ImagesRepository {
 
   /** An image the tenant may read, or undefined. */
   async findReadable(tenant: Tenant, id: string): Promise<ImageRow | undefined> {
-    const rows: ImageRow[] = await this.dataSource.query(`SELECT ${COLUMNS} FROM images i WHERE i.id = $2 AND ${READABLE}`, [
+    const rows: ImageRow[] = await this.sql.query(`SELECT ${COLUMNS} FROM images i WHERE i.id = $2 AND ${READABLE}`, [
       tenant.organization.id,
       id,
     ]);
@@ -51,17 +51,17 @@ export class ImagesRepository {
   }
 
   /** Whether the image belongs to the tenant's organization (only those can become a summary image). */
-  async ownedBy(tenant: Tenant, id: string, manager: EntityManager = this.dataSource.manager): Promise<boolean> {
-    const rows: unknown[] = await manager.query(`SELECT 1 FROM images WHERE id = $2 AND organization_id = $1`, [tenant.organization.id, id]);
+  async ownedBy(tenant: Tenant, id: string): Promise<boolean> {
+    const rows: unknown[] = await this.sql.query(`SELECT 1 FROM images WHERE id = $2 AND organization_id = $1`, [tenant.organization.id, id]);
     return rows.length > 0;
   }
 
-  async writeBytes(id: string, bytes: Buffer, manager: EntityManager = this.dataSource.manager): Promise<void> {
-    await manager.query(`UPDATE images SET bytes = $2 WHERE id = $1`, [id, bytes]);
+  async writeBytes(id: string, bytes: Buffer): Promise<void> {
+    await this.sql.query(`UPDATE images SET bytes = $2 WHERE id = $1`, [id, bytes]);
   }
 
   async readBytes(id: string): Promise<Buffer | undefined> {
-    const rows: { bytes: Buffer | null }[] = await this.dataSource.query(`SELECT bytes FROM images WHERE id = $1`, [id]);
+    const rows: { bytes: Buffer | null }[] = await this.sql.query(`SELECT bytes FROM images WHERE id = $1`, [id]);
     return rows[0]?.bytes ?? undefined;
   }
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
+import { Sql } from '../database/sql.js';
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { ApiError, notFound } from '../common/json-api/api-error.js';
 import type { ResourceObject } from '../common/json-api/resource.js';
 import type { Tenant } from '../common/auth/tenant.js';
@@ -29,7 +29,7 @@ const invalidImage = (detail: string) => new ApiError(400, 'invalid_image', 'Inv
 @Injectable()
 export class ImagesService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly sql: Sql,
     private readonly images: ImagesRepository,
     private readonly store: ImageStore,
   ) {}
@@ -54,9 +54,9 @@ export class ImagesService {
       throw error;
     }
     const sha256 = createHash('sha256').update(body).digest('hex');
-    const row = await this.dataSource.transaction(async (manager) => {
-      const inserted = await this.images.insert(tenant, { contentType: type, size: body.length, ...dimensions, sha256 }, manager);
-      await this.store.put(inserted.id, body, manager);
+    const row = await this.sql.transaction(async () => {
+      const inserted = await this.images.insert(tenant, { contentType: type, size: body.length, ...dimensions, sha256 });
+      await this.store.put(inserted.id, body);
       return inserted;
     });
     return imageResource(row, url);

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { Sql } from '../database/sql.js';
 import type { PageRequest } from '../common/json-api/pagination.js';
 import { organizations, select, type Row } from '../database/schema/index.js';
 
@@ -10,20 +10,20 @@ const COLUMNS = select(organizations, 'o');
 /** SQL for organizations; every read is scoped to the calling account's memberships. */
 @Injectable()
 export class OrganizationsRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly sql: Sql) {}
 
-  async create(name: string, manager: EntityManager = this.dataSource.manager): Promise<OrganizationRow> {
-    const rows: OrganizationRow[] = await manager.query(`INSERT INTO organizations AS o (name) VALUES ($1) RETURNING ${COLUMNS}`, [name]);
+  async create(name: string): Promise<OrganizationRow> {
+    const rows: OrganizationRow[] = await this.sql.query(`INSERT INTO organizations AS o (name) VALUES ($1) RETURNING ${COLUMNS}`, [name]);
     return rows[0];
   }
 
   async countForAccount(accountId: string): Promise<number> {
-    const rows: { count: number }[] = await this.dataSource.query(`SELECT count(*) AS count FROM memberships WHERE account_id = $1`, [accountId]);
+    const rows: { count: number }[] = await this.sql.query(`SELECT count(*) AS count FROM memberships WHERE account_id = $1`, [accountId]);
     return rows[0].count;
   }
 
   async pageForAccount(accountId: string, page: PageRequest): Promise<OrganizationRow[]> {
-    return this.dataSource.query(
+    return this.sql.query(
       `SELECT ${COLUMNS}
          FROM memberships m JOIN organizations o ON o.id = m.organization_id
         WHERE m.account_id = $1
@@ -34,7 +34,7 @@ export class OrganizationsRepository {
   }
 
   async findForAccount(accountId: string, organizationId: string): Promise<OrganizationRow | undefined> {
-    const rows: OrganizationRow[] = await this.dataSource.query(
+    const rows: OrganizationRow[] = await this.sql.query(
       `SELECT ${COLUMNS}
          FROM memberships m JOIN organizations o ON o.id = m.organization_id
         WHERE m.account_id = $1 AND o.id = $2`,
@@ -44,8 +44,8 @@ export class OrganizationsRepository {
   }
 
   /** Ids among `ids` that exist. */
-  async existing(ids: string[], manager: EntityManager = this.dataSource.manager): Promise<Set<string>> {
-    const rows: { id: string }[] = await manager.query(`SELECT id FROM organizations WHERE id = ANY($1::uuid[])`, [ids]);
+  async existing(ids: string[]): Promise<Set<string>> {
+    const rows: { id: string }[] = await this.sql.query(`SELECT id FROM organizations WHERE id = ANY($1::uuid[])`, [ids]);
     return new Set(rows.map((row) => row.id));
   }
 }

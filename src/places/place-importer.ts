@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { DataSource } from 'typeorm';
+import { Sql } from '../database/sql.js';
 import { isUuid } from '../common/json-api/query.js';
 import { FeatureCollectionScanner } from './feature-collection-scanner.js';
 import { mapFeature, PlaceTwinRow } from './place-mapping.js';
@@ -65,8 +65,8 @@ type Entry = { index: number; row: PlaceTwinRow };
 export class PlaceImporter {
   private readonly repository: PlacesRepository;
 
-  constructor(dataSource: DataSource) {
-    this.repository = new PlacesRepository(dataSource);
+  constructor(sql: Sql) {
+    this.repository = new PlacesRepository(sql);
   }
 
   async importFile(organizationId: string, file: string, options: ImportOptions = {}): Promise<ImportSummary> {

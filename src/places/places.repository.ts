@@ -1,4 +1,4 @@
-import { DataSource, EntityManager } from 'typeorm';
+import { Sql } from '../database/sql.js';
 import { sqlTypeOf, twins, type ColumnOf } from '../database/schema/index.js';
 import { IMPORTED_COLUMNS, type PlaceTwinRow } from './place-mapping.js';
 
@@ -8,10 +8,10 @@ import { IMPORTED_COLUMNS, type PlaceTwinRow } from './place-mapping.js';
  * batch, no per-row parameters, and JSON arrays land directly in the text[] columns.
  */
 export class PlacesRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly sql: Sql) {}
 
   async organizationExists(organizationId: string): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(`SELECT 1 FROM organizations WHERE id = $1`, [organizationId]);
+    const rows: unknown[] = await this.sql.query(`SELECT 1 FROM organizations WHERE id = $1`, [organizationId]);
     return rows.length > 0;
   }
 
@@ -21,11 +21,11 @@ export class PlacesRepository {
    * version, `modified` kept). Place ids must be unique within `rows`.
    */
   async upsertPlaces(organizationId: string, rows: PlaceTwinRow[]): Promise<{ inserted: number; updated: number }> {
-    return this.dataSource.transaction(async (manager: EntityManager) => {
+    return this.sql.transaction(async () => {
       // A crash can lose the last batches of the import, never corrupt them; re-running the import
       // restores them (it is idempotent). Worth it: no WAL flush wait per batch.
-      await manager.query(`SET LOCAL synchronous_commit TO OFF`);
-      const result: { inserted: boolean }[] = await manager.query(UPSERT, [organizationId, JSON.stringify(rows, withoutRepeatedMetaData)]);
+      await this.sql.query(`SET LOCAL synchronous_commit TO OFF`);
+      const result: { inserted: boolean }[] = await this.sql.query(UPSERT, [organizationId, JSON.stringify(rows, withoutRepeatedMetaData)]);
       const inserted = result.filter((row) => row.inserted).length;
       return { inserted, updated: result.length - inserted };
     });

@@ -20,7 +20,7 @@ import {
 import { exampleImageUrl } from '../images/image.openapi.js';
 import { CreateQuestAttributes, CreateTaskAttributes, UpdateQuestAttributes } from './dto/quest.dto.js';
 import { createdQuestResource, questResource, taskResource } from './quest.resource.js';
-import type { QuestRow, TaskRow } from './quests.repository.js';
+import type { QuestRow, TaskRow } from './quest.resource.js';
 
 export const QUEST_ID = EXAMPLE_IDS.quests;
 const TWIN_ID = EXAMPLE_IDS.twins;

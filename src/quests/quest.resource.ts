@@ -2,7 +2,20 @@ import { identifier, type ResourceObject } from '../common/json-api/resource.js'
 import { imageContentUrlSql, type ImageUrl } from '../images/image-links.js';
 import { isoTimestampSql } from '../database/timestamps.js';
 import { moneyToJson } from '../common/money.js';
-import type { QuestRow, TaskRow } from './quests.repository.js';
+import type { questTasks, quests, Row } from '../database/schema/index.js';
+
+/** A quest in its full form (docs/API.md, section 12): the quest, its creating twin, its original's twin, its task count. */
+export interface QuestRow extends Row<typeof quests> {
+  twin_name: string;
+  twin_description: string;
+  original_twin_id: string | null;
+  original_twin_name: string | null;
+  original_twin_description: string | null;
+  task_count: number;
+}
+
+/** A task of a quest, as the repository reads it. */
+export type TaskRow = Row<typeof questTasks>;
 
 /** `images`: the images the quest uses (today: its summary image), with their count. */
 function imagesRelationship(row: QuestRow) {

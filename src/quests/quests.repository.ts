@@ -1,22 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { Sql } from '../database/sql.js';
 import { SqlParams } from '../database/sql-params.js';
 import type { Tenant, TwinTenant } from '../common/auth/tenant.js';
 import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
 import { visibleTwinSql } from '../twins/twin-visibility.js';
 import { isoTimestampSql } from '../database/timestamps.js';
 import { questTasks, quests, select, type Row } from '../database/schema/index.js';
-import { questJsonSql } from './quest.resource.js';
-
-/** A quest in its full form (docs/API.md, section 12): the quest, its creating twin, its original's twin, its task count. */
-export interface QuestRow extends Row<typeof quests> {
-  twin_name: string;
-  twin_description: string;
-  original_twin_id: string | null;
-  original_twin_name: string | null;
-  original_twin_description: string | null;
-  task_count: number;
-}
+import { questJsonSql, type QuestRow, type TaskRow } from './quest.resource.js';
 
 /** What `embark` found and did. */
 export interface EmbarkOutcome {
@@ -36,7 +26,6 @@ export interface LockedQuest extends Pick<Row<typeof quests>, 'id' | 'organizati
   readable: boolean;
 }
 
-export type TaskRow = Row<typeof questTasks>;
 
 export interface DiscoveryFilters {
   owned_by?: string;
@@ -112,7 +101,7 @@ function textFilters(filters: DiscoveryFilters, params: SqlParams): string[] {
 /** SQL for quests and their tasks. */
 @Injectable()
 export class QuestsRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly sql: Sql) {}
 
   /** The discovery feed: public quests whose creating twin the tenant can see. */
   private discoveryWhere(tenant: Tenant, filters: DiscoveryFilters): { where: string; params: SqlParams } {
@@ -139,7 +128,7 @@ export class QuestsRepository {
   async pageDiscovery(tenant: Tenant, filters: DiscoveryFilters, page: PageRequest, imagesBase: string): Promise<CountedJson> {
     const { where, params } = this.discoveryWhere(tenant, filters);
     const offset = params.add(page.offset, '::bigint');
-    const rows: CountedJson[] = await this.dataSource.query(
+    const rows: CountedJson[] = await this.sql.query(
       `SELECT c.count, CASE WHEN ${offset} < c.count THEN (
                 SELECT coalesce(json_agg(${questJsonSql(params.add(imagesBase, '::text'))} ORDER BY q.created DESC, q.id DESC), '[]'::json)::text
                   FROM (SELECT q.* FROM quests q JOIN twins t ON t.id = q.twin_id WHERE ${where} ${ORDER} LIMIT ${params.add(page.size, '::int')} OFFSET ${offset}) q
@@ -155,21 +144,21 @@ export class QuestsRepository {
 
   async countMine(tenant: TwinTenant, filters: MyQuestFilters): Promise<number> {
     const { where, params } = this.mineWhere(tenant, filters);
-    const rows: { count: number }[] = await this.dataSource.query(`SELECT count(*) AS count FROM quests q WHERE ${where}`, params.values);
+    const rows: { count: number }[] = await this.sql.query(`SELECT count(*) AS count FROM quests q WHERE ${where}`, params.values);
     return rows[0].count;
   }
 
   async pageMine(tenant: TwinTenant, filters: MyQuestFilters, page: PageRequest): Promise<QuestRow[]> {
     const { where, params } = this.mineWhere(tenant, filters);
-    return this.dataSource.query(
+    return this.sql.query(
       `${FULL_SELECT} ${FULL_FROM} WHERE ${where} ${ORDER} LIMIT ${params.add(page.size)} OFFSET ${params.add(page.offset)}`,
       params.values,
     );
   }
 
   /** One of the acting twin's quests in the full form. */
-  async findMine(tenant: TwinTenant, id: string, manager: EntityManager = this.dataSource.manager): Promise<QuestRow | undefined> {
-    const rows: QuestRow[] = await manager.query(`${FULL_SELECT} ${FULL_FROM} WHERE q.organization_id = $1 AND q.twin_id = $2 AND q.id = $3`, [
+  async findMine(tenant: TwinTenant, id: string): Promise<QuestRow | undefined> {
+    const rows: QuestRow[] = await this.sql.query(`${FULL_SELECT} ${FULL_FROM} WHERE q.organization_id = $1 AND q.twin_id = $2 AND q.id = $3`, [
       tenant.organization.id,
       tenant.twin.id,
       id,
@@ -179,7 +168,7 @@ export class QuestsRepository {
 
   /** Whether the acting twin may read the quest: its own, or one in its discovery feed. */
   async isReadable(tenant: TwinTenant, id: string): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(
+    const rows: unknown[] = await this.sql.query(
       `SELECT 1 FROM quests q JOIN twins t ON t.id = q.twin_id
         WHERE q.id = $3 AND ${READABLE_QUEST}`,
       [tenant.organization.id, tenant.twin.id, id],
@@ -191,8 +180,8 @@ export class QuestsRepository {
    * Reads a quest for a change (PATCH, new tasks) and locks its row until the transaction ends. The
    * lock conflicts with the share lock an embark takes (`embark`), so "started" cannot change underneath.
    */
-  async lock(tenant: TwinTenant, id: string, manager: EntityManager): Promise<LockedQuest | undefined> {
-    const rows: LockedQuest[] = await manager.query(
+  async lock(tenant: TwinTenant, id: string): Promise<LockedQuest | undefined> {
+    const rows: LockedQuest[] = await this.sql.query(
       `SELECT ${LOCKED_COLUMNS},
               ${OWN_QUEST} AS mine,
               ${READABLE_QUEST} AS readable
@@ -205,13 +194,13 @@ export class QuestsRepository {
   }
 
   /** A quest is started once any twin embarked on it. Run after `lock`, in the same transaction. */
-  async isStarted(id: string, manager: EntityManager): Promise<boolean> {
-    const rows: unknown[] = await manager.query(`SELECT 1 FROM quests WHERE original_id = $1 LIMIT 1`, [id]);
+  async isStarted(id: string): Promise<boolean> {
+    const rows: unknown[] = await this.sql.query(`SELECT 1 FROM quests WHERE original_id = $1 LIMIT 1`, [id]);
     return rows.length > 0;
   }
 
-  async insert(tenant: TwinTenant, quest: NewQuest, manager: EntityManager = this.dataSource.manager): Promise<string> {
-    const rows: { id: string }[] = await manager.query(
+  async insert(tenant: TwinTenant, quest: NewQuest): Promise<string> {
+    const rows: { id: string }[] = await this.sql.query(
       `INSERT INTO quests (organization_id, twin_id, name, summary, description, summary_image_id, price)
        VALUES ($1, $2, $3, $4, $5, $6, $7)
        RETURNING id`,
@@ -220,7 +209,7 @@ export class QuestsRepository {
     return rows[0].id;
   }
 
-  async update(tenant: TwinTenant, id: string, changes: QuestChanges, manager: EntityManager): Promise<void> {
+  async update(tenant: TwinTenant, id: string, changes: QuestChanges): Promise<void> {
     const params = new SqlParams();
     const sets: string[] = [];
     const set = (column: string, value: unknown) => value !== undefined && sets.push(`${column} = ${params.add(value)}`);
@@ -231,7 +220,7 @@ export class QuestsRepository {
     set('price', changes.price);
     set('summary_image_id', changes.summaryImageId);
     if (sets.length === 0) return;
-    await manager.query(
+    await this.sql.query(
       `UPDATE quests SET ${sets.join(', ')}, modified = now()
         WHERE id = ${params.add(id)} AND organization_id = ${params.add(tenant.organization.id)} AND twin_id = ${params.add(tenant.twin.id)}`,
       params.values,
@@ -253,7 +242,7 @@ export class QuestsRepository {
    * no quest with that id.
    */
   async embark(tenant: TwinTenant, id: string): Promise<EmbarkOutcome | undefined> {
-    const rows: EmbarkOutcome[] = await this.dataSource.query(
+    const rows: EmbarkOutcome[] = await this.sql.query(
       `WITH quest AS (
          SELECT q.id, q.twin_id, q.name, q.summary, q.description, q.summary_image_id, q.price, q.original_id,
                 ${OWN_QUEST} AS mine, ${READABLE_QUEST} AS readable
@@ -299,20 +288,20 @@ export class QuestsRepository {
   }
 
   async countTasks(questId: string): Promise<number> {
-    const rows: { count: number }[] = await this.dataSource.query(`SELECT count(*) AS count FROM quest_tasks WHERE quest_id = $1`, [questId]);
+    const rows: { count: number }[] = await this.sql.query(`SELECT count(*) AS count FROM quest_tasks WHERE quest_id = $1`, [questId]);
     return rows[0].count;
   }
 
   async pageTasks(questId: string, page: PageRequest): Promise<TaskRow[]> {
-    return this.dataSource.query(
+    return this.sql.query(
       `SELECT ${TASK_COLUMNS} FROM quest_tasks k WHERE k.quest_id = $1 ORDER BY k.position, k.created, k.id LIMIT $2 OFFSET $3`,
       [questId, page.size, page.offset],
     );
   }
 
   /** Whether the tenant can see the twin (the twin visibility rule): a task's place must be one. */
-  async twinVisible(tenant: Tenant, twinId: string, manager: EntityManager): Promise<boolean> {
-    const rows: unknown[] = await manager.query(`SELECT 1 FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')}`, [
+  async twinVisible(tenant: Tenant, twinId: string): Promise<boolean> {
+    const rows: unknown[] = await this.sql.query(`SELECT 1 FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')}`, [
       tenant.organization.id,
       twinId,
     ]);
@@ -323,17 +312,17 @@ export class QuestsRepository {
    * Adds a task (after the last one unless a position is given), counts it in the place twin's
    * `tasks_supplied` and touches the quest's `modified`, all in the caller's transaction.
    */
-  async insertTask(questId: string, task: NewTask, manager: EntityManager): Promise<TaskRow> {
-    const rows: TaskRow[] = await manager.query(
+  async insertTask(questId: string, task: NewTask): Promise<TaskRow> {
+    const rows: TaskRow[] = await this.sql.query(
       `INSERT INTO quest_tasks AS k (quest_id, name, description, position, place_twin_id)
        VALUES ($1, $2, $3, coalesce($4::int, (SELECT coalesce(max(position) + 1, 0) FROM quest_tasks WHERE quest_id = $1)), $5)
        RETURNING ${TASK_COLUMNS}`,
       [questId, task.name, task.description, task.position ?? null, task.placeTwinId],
     );
     if (task.placeTwinId) {
-      await manager.query(`UPDATE twins SET tasks_supplied = tasks_supplied + 1 WHERE id = $1`, [task.placeTwinId]);
+      await this.sql.query(`UPDATE twins SET tasks_supplied = tasks_supplied + 1 WHERE id = $1`, [task.placeTwinId]);
     }
-    await manager.query(`UPDATE quests SET modified = now() WHERE id = $1`, [questId]);
+    await this.sql.query(`UPDATE quests SET modified = now() WHERE id = $1`, [questId]);
     return rows[0];
   }
 }

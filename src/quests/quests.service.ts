@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { Sql } from '../database/sql.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import { conflict, forbidden, invalidDocument, notFound } from '../common/json-api/api-error.js';
 import { loadPage, type Page, pageOfJson, readPageRequest } from '../common/json-api/pagination.js';
@@ -38,7 +38,7 @@ function isUniqueViolation(error: unknown, constraint: string): boolean {
 @Injectable()
 export class QuestsService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly sql: Sql,
     private readonly quests: QuestsRepository,
     private readonly images: ImagesRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -75,8 +75,8 @@ export class QuestsService {
   async create(tenant: TwinTenant, document: ResourceDocument<CreateQuestAttributes>): Promise<ResourceObject> {
     const attributes = document.attributes;
     const summaryImageId = attributes['summary-image']?.toLowerCase() ?? null;
-    const row = await this.dataSource.transaction(async (manager) => {
-      if (summaryImageId) await this.assertOwnImage(tenant, summaryImageId, manager);
+    const row = await this.sql.transaction(async () => {
+      if (summaryImageId) await this.assertOwnImage(tenant, summaryImageId);
       const id = await this.quests.insert(
         tenant,
         {
@@ -86,9 +86,8 @@ export class QuestsService {
           summaryImageId,
           price: attributes.price === undefined ? '0.00' : canonicalPrice(attributes.price)!,
         },
-        manager,
       );
-      return this.quests.findMine(tenant, id, manager);
+      return this.quests.findMine(tenant, id);
     });
     return createdQuestResource(row!);
   }
@@ -104,19 +103,19 @@ export class QuestsService {
       price: attributes.price === undefined ? undefined : canonicalPrice(attributes.price)!,
       summaryImageId: document.present.has('summary-image') ? (attributes['summary-image']?.toLowerCase() ?? null) : undefined,
     };
-    const row = await this.dataSource.transaction(async (manager) => {
-      const quest = await this.lockForChange(tenant, id, manager);
+    const row = await this.sql.transaction(async () => {
+      const quest = await this.lockForChange(tenant, id);
       const frozen = this.frozenChanges(quest, changes);
-      if (frozen.length > 0 && (await this.quests.isStarted(id, manager))) {
+      if (frozen.length > 0 && (await this.quests.isStarted(id))) {
         throw conflict(
           `The quest has started (a twin embarked on it): ${frozen.join(', ')} can no longer change.`,
           { pointer: `/data/attributes/${frozen[0]}` },
           'quest_started',
         );
       }
-      if (changes.summaryImageId) await this.assertOwnImage(tenant, changes.summaryImageId, manager);
-      await this.quests.update(tenant, id, changes, manager);
-      return this.quests.findMine(tenant, id, manager);
+      if (changes.summaryImageId) await this.assertOwnImage(tenant, changes.summaryImageId);
+      await this.quests.update(tenant, id, changes);
+      return this.quests.findMine(tenant, id);
     });
     return questResource(row!, url);
   }
@@ -154,33 +153,32 @@ export class QuestsService {
 
   async createTask(tenant: TwinTenant, questId: string, document: ResourceDocument<CreateTaskAttributes>): Promise<ResourceObject> {
     const placeId = readToOne(document, 'place', 'twins') ?? null;
-    const row = await this.dataSource.transaction(async (manager) => {
-      await this.lockForChange(tenant, questId, manager);
-      if (await this.quests.isStarted(questId, manager)) {
+    const row = await this.sql.transaction(async () => {
+      await this.lockForChange(tenant, questId);
+      if (await this.quests.isStarted(questId)) {
         throw conflict('The quest has started (a twin embarked on it): its tasks can no longer change.', undefined, 'quest_started');
       }
-      if (placeId && !(await this.quests.twinVisible(tenant, placeId, manager))) {
+      if (placeId && !(await this.quests.twinVisible(tenant, placeId))) {
         throw invalidDocument('No such twin visible to the caller.', '/data/relationships/place/data/id');
       }
       return this.quests.insertTask(
         questId,
         { name: document.attributes.name, description: document.attributes.description ?? '', position: document.attributes.position, placeTwinId: placeId },
-        manager,
       );
     });
     return taskResource(row);
   }
 
   /** Locks a quest the acting twin created: 404 when it cannot read it, 403 when it is someone else's. */
-  private async lockForChange(tenant: TwinTenant, id: string, manager: EntityManager): Promise<LockedQuest> {
-    const quest = await this.quests.lock(tenant, id, manager);
+  private async lockForChange(tenant: TwinTenant, id: string): Promise<LockedQuest> {
+    const quest = await this.quests.lock(tenant, id);
     if (!quest || !quest.readable) throw notFound('No such quest.');
     if (!quest.mine) throw forbidden('Only the twin that created the quest may change it.');
     return quest;
   }
 
-  private async assertOwnImage(tenant: TwinTenant, imageId: string, manager: EntityManager): Promise<void> {
-    if (!(await this.images.ownedBy(tenant, imageId, manager))) {
+  private async assertOwnImage(tenant: TwinTenant, imageId: string): Promise<void> {
+    if (!(await this.images.ownedBy(tenant, imageId))) {
       throw invalidDocument('No such image in the caller\'s organization; upload it with POST /images/ first.', SUMMARY_IMAGE);
     }
   }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { Sql } from '../database/sql.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 
 /**
@@ -8,7 +8,7 @@ import type { TwinTenant } from '../common/auth/tenant.js';
  */
 @Injectable()
 export class RevenueRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly sql: Sql) {}
 
   /**
    * The exact sum (a decimal string) of the revenue entries of the quests the acting twin created:
@@ -16,7 +16,7 @@ export class RevenueRepository {
    * quests is needed (revenue_entries_twin_idx). The twin guard has tied the twin to the organization.
    */
   async totalForTwin(tenant: TwinTenant): Promise<string> {
-    const rows: { total: string }[] = await this.dataSource.query(
+    const rows: { total: string }[] = await this.sql.query(
       `SELECT coalesce(sum(r.amount), 0)::text AS total FROM revenue_entries r WHERE r.twin_id = $1`,
       [tenant.twin.id],
     );

@@ -24,7 +24,7 @@ import {
 } from '../common/openapi/schemas.js';
 import { CreateTwinAttributes, UpdateTwinAttributes } from './dto/twin-attributes.dto.js';
 import { ownTwinResource, twinDetailResource, twinListResource } from './twin.resource.js';
-import type { TwinRow } from './twins.repository.js';
+import type { TwinRow } from './twin.resource.js';
 
 const TWIN_ID = EXAMPLE_IDS.twins;
 

@@ -1,6 +1,9 @@
 import type { ResourceObject } from '../common/json-api/resource.js';
 import { isoTimestampSql } from '../database/timestamps.js';
-import type { TwinRow } from './twins.repository.js';
+import type { Row, twins } from '../database/schema/index.js';
+
+/** A twin as the repository reads it (`location` as GeoJSON): the input of every twin form below. */
+export type TwinRow = Row<typeof twins>;
 
 /**
  * The three wire forms of a twin (docs/API.md, section 9). Each whitelists its attributes: the list of all

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { Sql } from '../database/sql.js';
 import { SqlParams } from '../database/sql-params.js';
 import type { Tenant } from '../common/auth/tenant.js';
 import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
-import { castOf, select, twins, type ColumnOf, type GeoPoint, type Row } from '../database/schema/index.js';
+import { castOf, select, twins, type ColumnOf, type GeoPoint } from '../database/schema/index.js';
 import type { TwinFilters } from './twin-filters.js';
-import { TWIN_JSON, type TwinForm } from './twin.resource.js';
+import { TWIN_JSON, type TwinForm, type TwinRow } from './twin.resource.js';
 import { sharedTwinSql, visibleTwinSql } from './twin-visibility.js';
 
 export interface NewTwin {
@@ -15,9 +15,6 @@ export interface NewTwin {
   description?: string;
   personal?: boolean;
 }
-
-/** A twin as read from the database (`location` already GeoJSON, see COLUMNS). */
-export type TwinRow = Row<typeof twins>;
 
 /** The columns a twin's create and modify may set. */
 const WRITABLE_COLUMNS = [
@@ -119,11 +116,11 @@ const geographyPoint = (p: SqlParams, lon: number, lat: number) =>
  */
 @Injectable()
 export class TwinsRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly sql: Sql) {}
 
   /** A bare twin owned by an account (bootstrap, admin tooling). */
-  async insertOwned(manager: EntityManager = this.dataSource.manager, twin: NewTwin): Promise<{ id: string }> {
-    const rows: { id: string }[] = await manager.query(
+  async insertOwned(twin: NewTwin): Promise<{ id: string }> {
+    const rows: { id: string }[] = await this.sql.query(
       `INSERT INTO twins (organization_id, owner_account_id, name, description, personal)
        VALUES ($1, $2, $3, $4, $5) RETURNING id`,
       [twin.organizationId, twin.ownerAccountId, twin.name, twin.description ?? '', twin.personal ?? false],
@@ -201,7 +198,7 @@ export class TwinsRepository {
       const sql = query.own
         ? countedPageSql(OWN_COUNT, '$3::bigint', rowsOfIds(OWN_PAGE_IDS), aggregate, empty)
         : countedPageSql(VISIBLE_COUNT, '$3::bigint', rowsOfIds(VISIBLE_PAGE_IDS), aggregate, empty);
-      return (await this.dataSource.query(sql, [tenant.organization.id, page.size, page.offset]))[0];
+      return (await this.sql.query(sql, [tenant.organization.id, page.size, page.offset]))[0];
     }
     const { where, orderBy, params } = this.compile(tenant, query);
     const limit = `LIMIT ${params.add(page.size, '::int')} OFFSET ${params.add(page.offset, '::bigint')}`;
@@ -216,7 +213,7 @@ export class TwinsRepository {
     } else {
       sql = countedPageSql(this.countSql(tenant, query, where), offset, `SELECT t.*, ${numbered} FROM twins t WHERE ${where} ORDER BY ${orderBy} ${limit}`, aggregate, empty);
     }
-    return (await this.dataSource.query(sql, params.values))[0];
+    return (await this.sql.query(sql, params.values))[0];
   }
 
   /**
@@ -235,7 +232,7 @@ export class TwinsRepository {
 
   /** One twin the caller can see, in detail form (JSON text built by PostgreSQL). */
   async findVisibleJson(tenant: Tenant, id: string): Promise<string | undefined> {
-    const rows: { data: string }[] = await this.dataSource.query(
+    const rows: { data: string }[] = await this.sql.query(
       `SELECT ${TWIN_JSON.detail('t')}::text AS data FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')}`,
       [tenant.organization.id, id],
     );
@@ -244,7 +241,7 @@ export class TwinsRepository {
 
   /** One twin the caller can see. */
   async findVisible(tenant: Tenant, id: string): Promise<TwinRow | undefined> {
-    const rows: TwinRow[] = await this.dataSource.query(`SELECT ${COLUMNS} FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')}`, [
+    const rows: TwinRow[] = await this.sql.query(`SELECT ${COLUMNS} FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')}`, [
       tenant.organization.id,
       id,
     ]);
@@ -254,7 +251,7 @@ export class TwinsRepository {
   /** Which of `ids` name twins the caller can see. */
   async visibleIds(tenant: Tenant, ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const rows: { id: string }[] = await this.dataSource.query(
+    const rows: { id: string }[] = await this.sql.query(
       `SELECT t.id FROM twins t WHERE t.id = ANY ($2::uuid[]) AND ${visibleTwinSql('t', '$1')}`,
       [tenant.organization.id, ids],
     );
@@ -270,7 +267,7 @@ export class TwinsRepository {
       columns.push(column);
       values.push(value);
     }
-    const rows: TwinRow[] = await this.dataSource.query(
+    const rows: TwinRow[] = await this.sql.query(
       `INSERT INTO twins AS t (${columns.join(', ')}) VALUES (${values.join(', ')}) RETURNING ${COLUMNS}`,
       p.values,
     );
@@ -288,7 +285,7 @@ export class TwinsRepository {
     const sets = this.assignments(p, changes).map(([column, value]) => `${column} = ${value}`);
     sets.push('modified = now()');
     // TypeORM answers an UPDATE with [rows, affected count].
-    const [rows]: [TwinRow[], number] = await this.dataSource.query(
+    const [rows]: [TwinRow[], number] = await this.sql.query(
       `UPDATE twins AS t SET ${sets.join(', ')} WHERE t.id = ${twin} AND t.organization_id = ${organization} RETURNING ${COLUMNS}`,
       p.values,
     );

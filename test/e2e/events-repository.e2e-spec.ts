@@ -1,6 +1,7 @@
 import type { TwinTenant } from '../../src/common/auth/tenant';
 import { canonicalJson } from '../../src/events/event-data';
 import { EventsRepository } from '../../src/events/events.repository';
+import { Sql } from '../../src/database/sql';
 import { uuidv7 } from '../../src/events/uuidv7';
 import { TestApp, TestTenant } from '../support/test-app';
 
@@ -12,11 +13,13 @@ import { TestApp, TestTenant } from '../support/test-app';
 describe('EventsRepository.update: the data merge in PostgreSQL', () => {
   let app: TestApp;
   let repository: EventsRepository;
+  let sql: Sql;
   let tenant: TwinTenant;
 
   beforeAll(async () => {
     app = await TestApp.start();
     repository = app.app.get(EventsRepository);
+    sql = app.app.get(Sql);
     const created: TestTenant = await app.tenant();
     tenant = {
       account: { id: created.accountId, name: 'Test account' },
@@ -31,9 +34,7 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
   async function merge(stored: unknown, patch: unknown): Promise<unknown> {
     const id = uuidv7();
     await repository.insert(tenant, { id, name: 'merge', category: 'test', data: stored as Record<string, unknown> }, null);
-    const updated = await app.dataSource.transaction((manager) =>
-      repository.update(tenant, id, { data: patch as Record<string, unknown> }, null, { manager }),
-    );
+    const updated = await sql.transaction(() => repository.update(tenant, id, { data: patch as Record<string, unknown> }, null));
     const [row] = await app.dataSource.query('SELECT data::text AS data FROM events WHERE id = $1', [id]);
     expect(updated?.data).toEqual(JSON.parse(row.data));
     return JSON.parse(row.data);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { writePlacesFile } from '../../src/places/place-generator';
 import { PlaceImporter, PlaceImportError, SkippedFeature } from '../../src/places/place-importer';
 import { TestApp, TestTenant } from '../support/test-app';
+import { Sql } from '../../src/database/sql';
 
 /** The import-places pipeline (file → scanner → mapping → batched upsert) on the test database. */
 describe('places import', () => {
@@ -25,7 +26,7 @@ describe('places import', () => {
   beforeAll(async () => {
     service = await TestApp.start();
     tenant = await service.tenant({ organization: 'Places' });
-    importer = new PlaceImporter(service.dataSource);
+    importer = new PlaceImporter(service.app.get(Sql));
     dir = mkdtempSync(join(tmpdir(), 'places-e2e-'));
     file = join(dir, 'places.geojson');
     await writePlacesFile({ count: COUNT, out: file, seed: 'e2e' });

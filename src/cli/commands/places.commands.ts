@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { DataSource } from 'typeorm';
+import { Sql } from '../../database/sql.js';
 import { GeoJsonFormatError } from '../../places/feature-collection-scanner.js';
 import { writePlacesFile } from '../../places/place-generator.js';
 import { PlaceImporter, PlaceImportError } from '../../places/place-importer.js';
@@ -70,7 +70,7 @@ export const importPlacesCommand: CliCommand = {
       throw new CliUsageError(`cannot read ${file}`);
     }
     let skippedPrinted = 0;
-    const importer = new PlaceImporter(context.app!.get(DataSource));
+    const importer = new PlaceImporter(context.app!.get(Sql));
     // The file is read as a stream of bytes: progress in megabytes of it, with features counted beside.
     const progress = context.progress({ label: 'importing', total: Math.max(1, Math.round(total / MB)), unit: 'MB' });
     let summary;

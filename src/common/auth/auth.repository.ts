@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { Sql } from '../../database/sql.js';
 
 export interface ResolvedCredentials {
   tokenId: string;
@@ -26,11 +26,11 @@ interface CredentialsRow {
  */
 @Injectable()
 export class AuthRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly sql: Sql) {}
 
   /** `tokenDigest`: the SHA-256 of the token (tokens.ts `hashToken`). */
   async resolve(tokenDigest: Buffer, organizationId: string | undefined, twinId: string | undefined): Promise<ResolvedCredentials | undefined> {
-    const rows: CredentialsRow[] = await this.dataSource.query(
+    const rows: CredentialsRow[] = await this.sql.query(
       `SELECT t.id AS token_id, t.expires, a.id AS account_id, a.name AS account_name,
               o.id AS organization_id, o.name AS organization_name, tw.id AS twin_id
          FROM access_tokens t

@@ -1,0 +1,45 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import type { IsolationLevel } from 'typeorm/driver/types/IsolationLevel.js';
+
+/**
+ * How repositories run SQL, and the one way to make several statements one transaction.
+ *
+ * `transaction(work)` opens a transaction and runs `work` inside it; every `query()` made while `work`
+ * runs — by any repository, however deep the call — goes to that transaction's connection, found
+ * through the async context, not passed by hand. A call that forgets to take part cannot exist: there
+ * is no argument to forget. That matters twice over: a statement outside the transaction would lose
+ * atomicity on PostgreSQL, and would wait forever on the embedded database, which has one connection
+ * (held by the transaction). Outside a transaction, `query()` goes straight to the pool
+ * (pooled-queries.ts). A transaction opened inside another joins it (one commit, one rollback).
+ */
+@Injectable()
+export class Sql {
+  private readonly current = new AsyncLocalStorage<EntityManager>();
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * Runs one statement: the rows (for UPDATE and DELETE `[rows, affected count]`, as TypeORM answers).
+   * `T` is the caller's description of the rows (the schema's `Row<table>` types are meant for it); by
+   * default the annotation of the variable receiving them states it, as with TypeORM's own query().
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  query<T = any>(text: string, parameters?: unknown[]): Promise<T> {
+    const manager = this.current.getStore();
+    return (manager ? manager.query(text, parameters) : this.dataSource.query(text, parameters)) as Promise<T>;
+  }
+
+  /** Runs `work` in a transaction (or in the one already open): committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: () => Promise<T>, isolation?: IsolationLevel): Promise<T> {
+    if (this.current.getStore()) return work();
+    const run = (manager: EntityManager) => this.current.run(manager, work);
+    return isolation ? this.dataSource.transaction(isolation, run) : this.dataSource.transaction(run);
+  }
+
+  /** Whether the caller runs inside a transaction (for assertions in code that must). */
+  get inTransaction(): boolean {
+    return this.current.getStore() !== undefined;
+  }
+}
