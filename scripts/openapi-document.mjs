@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Writes the service's OpenAPI document, exactly as GET /docs-json serves it, without a database, a
 // listening server or a build: the TypeScript sources are loaded directly (scripts/lib/load-typescript.mjs)
-// and src/common/openapi/standalone.ts builds the application in Nest's preview mode.
+// and src/app.openapi.ts builds the application in Nest's preview mode.
 //   node scripts/openapi-document.mjs [FILE]   (default: stdout)
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -9,7 +9,7 @@ import { requireFromRoot } from './lib/load-typescript.mjs';
 
 /** The document, as an object. */
 export async function openApiDocument() {
-  const { createOpenApiDocumentOffline } = requireFromRoot('./src/common/openapi/standalone.ts');
+  const { createOpenApiDocumentOffline } = requireFromRoot('./src/app.openapi.ts');
   return createOpenApiDocumentOffline();
 }
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { InjectOptions } from 'fastify';
 import { EXAMPLE_IDS } from '../../src/common/openapi/example-ids';
-import { createOpenApiDocumentOffline } from '../../src/common/openapi/standalone';
+import { createOpenApiDocumentOffline } from '../../src/app.openapi';
 import { createClient } from '../openapi-client/client';
 import { scenario } from '../openapi-client/scenario';
 import { gif, jpeg, png, webpLossless } from '../support/images';

@@ -1,9 +1,9 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { AppModule } from '../../app.module.js';
-import { loadConfig } from '../../config/app-config.js';
-import { createOpenApiDocument } from './setup.js';
+import { AppModule } from './app.module.js';
+import { loadConfig } from './config/app-config.js';
+import { createOpenApiDocument } from './common/openapi/setup.js';
 
 /**
  * The document GET /docs-json serves, made without a database or a listening server: Nest's preview

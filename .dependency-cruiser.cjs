@@ -1,0 +1,183 @@
+// The layers of the service (docs/ARCHITECTURE.md, "Layers"), checked by `npm run lint:layers` in CI so
+// that each one stays replaceable and readable on its own. Bottom up; each may import the ones below it:
+//
+//   src/database/schema   table declarations (nothing of the service)
+//   src/config            the validated environment (nothing of the service)
+//   src/database          connections and queries (config, schema, db/migrations)
+//   src/common            JSON:API, auth, HTTP, OpenAPI, money (config, database)
+//   features              src/<feature>/: controller -> service -> repository; another feature only
+//                         through the allow-list below
+//   top                   src/app.*, src/main.ts, src/cli/ (everything; nothing imports them)
+//
+// db/migrations stand apart: a migration must keep doing what it did the day it first ran, so it does
+// not import today's code (at most the table declarations).
+//
+// A refactor can leave violations behind for a while: .dependency-cruiser-known-violations.json lists
+// them, and CI fails on any other. `npm run lint:layers:baseline` drops the fixed ones from that list
+// and never adds to it.
+
+const FEATURES = ['twins', 'events', 'quests', 'places', 'images', 'organizations', 'accounts', 'revenue', 'admin', 'health'];
+const FEATURE = `^src/(?:${FEATURES.join('|')})/`;
+const TOP = ['^src/app[.][^/]+$', '^src/main[.]ts$', '^src/cli/'];
+
+// The only imports from one feature into another. Each entry names the files, not just the folder, so
+// that a new kind of coupling is a deliberate change here, with its reason.
+const CROSS_FEATURE = {
+  quests: [
+    // Which twins a tenant may see is one rule, written once as SQL; quest discovery filters by it.
+    '^src/twins/twin-visibility[.]ts$',
+    // A quest's cover is an image of the images feature: the module imports it for ImageLinks and
+    // ImagesRepository (the service checks the image belongs to the organization), the resource
+    // and the controller build its URLs, the OpenAPI examples show one.
+    '^src/images/images[.]module[.]ts$',
+    '^src/images/images[.]repository[.]ts$',
+    '^src/images/image-links[.]ts$',
+    '^src/images/image[.]openapi[.]ts$',
+  ],
+  admin: [
+    // The admin API provisions tenants: it writes organizations, accounts and twins through the
+    // repositories (and modules) of those features, and answers with the organization's resource form.
+    '^src/accounts/accounts[.](?:module|repository)[.]ts$',
+    '^src/organizations/organizations[.](?:module|repository)[.]ts$',
+    '^src/organizations/organization[.](?:resource|openapi)[.]ts$',
+    '^src/twins/twins[.](?:module|repository)[.]ts$',
+  ],
+};
+
+const featureIsolation = FEATURES.map((feature) => ({
+  name: 'no-cross-feature',
+  severity: 'error',
+  comment:
+    `src/${feature} imports another feature outside the allow-list in .dependency-cruiser.cjs. ` +
+    'Move what both need down into src/common (or the table declarations into src/database/schema), ' +
+    'or add the pair to the allow-list with its reason.',
+  from: { path: `^src/${feature}/` },
+  to: { path: FEATURE, pathNot: [`^src/${feature}/`, ...(CROSS_FEATURE[feature] ?? [])] },
+}));
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'schema-self-contained',
+      severity: 'error',
+      comment:
+        'Table declarations are the bottom layer: they read by themselves and a migration may import them, ' +
+        'so they use only node builtins, npm packages and each other.',
+      from: { path: '^src/database/schema/' },
+      to: { path: '^(?:src|db|test|bench|scripts)/', pathNot: '^src/database/schema/' },
+    },
+    {
+      name: 'migrations-frozen',
+      severity: 'error',
+      comment:
+        'A migration must keep doing what it did when it first ran; code of today may change under it. ' +
+        'At most the table declarations (src/database/schema) are shared.',
+      from: { path: '^db/migrations/' },
+      to: { path: '^(?:src|test|bench|scripts)/', pathNot: '^src/database/schema/' },
+    },
+    {
+      name: 'config-self-contained',
+      severity: 'error',
+      comment: 'Configuration is read before anything else exists: it depends on nothing of the service.',
+      from: { path: '^src/config/' },
+      to: { path: '^(?:src|db)/', pathNot: '^src/config/' },
+    },
+    {
+      name: 'database-not-to-common',
+      severity: 'error',
+      comment:
+        'The database layer sits below the shared helpers (the error mapper knows database errors, not the ' +
+        'other way round); what both need belongs in src/database.',
+      from: { path: '^src/database/' },
+      to: { path: '^src/common/' },
+    },
+    {
+      name: 'infrastructure-not-to-features',
+      severity: 'error',
+      comment:
+        'src/common, src/config and src/database serve every feature, so they know none of them; a helper ' +
+        'a feature and the infrastructure share moves down, a table declaration to src/database/schema.',
+      from: { path: '^src/(?:common|config|database)/' },
+      to: { path: FEATURE },
+    },
+    {
+      name: 'not-to-top',
+      severity: 'error',
+      comment:
+        'src/app.*, src/main.ts and src/cli assemble the whole service; anything below importing them ' +
+        'would import every feature and the bootstrap with it.',
+      from: { path: '^(?:src|db)/', pathNot: TOP },
+      to: { path: TOP },
+    },
+    ...featureIsolation,
+    {
+      name: 'controller-only-from-module',
+      severity: 'error',
+      comment: 'A controller is an entry point: its module registers it, nothing else calls it.',
+      from: { pathNot: '[.]module[.]ts$' },
+      to: { path: '[.]controller[.]ts$' },
+    },
+    {
+      name: 'controller-through-service',
+      severity: 'error',
+      comment: 'Controllers stay thin: they call the service, which owns the repository calls (tenant first, transactions).',
+      from: { path: '[.]controller[.]ts$' },
+      to: { path: '[.]repository[.]ts$' },
+    },
+    {
+      name: 'repository-not-up',
+      severity: 'error',
+      comment: 'A repository holds SQL and returns rows; services and controllers call it, never the other way round.',
+      from: { path: '[.]repository[.]ts$' },
+      to: { path: '[.](?:controller|service)[.]ts$' },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment:
+        'A cycle makes the order modules load in matter (a class can be undefined where it is decorated) and ' +
+        'ties the files together for good; even a type-only cycle means the two files are one layer.',
+      from: { path: '^(?:src|db)/' },
+      to: { circular: true },
+    },
+    {
+      name: 'not-to-dev-dep',
+      severity: 'error',
+      comment:
+        'src/ ships in the production image, which keeps dependencies only (npm prune --omit=dev): a ' +
+        'devDependency would be missing there, and even its types tie shipped code to a tool. Declare it ' +
+        'under dependencies, or keep the code out of src/.',
+      from: { path: '^src/' },
+      to: { dependencyTypes: ['npm-dev'], pathNot: 'node_modules/@types/' },
+    },
+    {
+      name: 'no-non-package-json',
+      severity: 'error',
+      comment:
+        'An npm package that package.json does not declare is there only by accident (as a dependency of ' +
+        'another package) and may vanish or change version with it.',
+      from: { path: '^(?:src|db)/' },
+      to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown'] },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      comment: 'An import that does not resolve to a file cannot be checked against the layers.',
+      from: { path: '^(?:src|db)/' },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: ['node_modules'] },
+    // Type-only imports count: a layer that needs another's types depends on it as much.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['main', 'types', 'typings'],
+    },
+    skipAnalysisNotInRules: true,
+  },
+};
