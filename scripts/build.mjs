@@ -52,4 +52,4 @@ if (args.has('--if-changed') && upToDate) {
   writeFileSync(STAMP, current);
   if (!quiet) process.stderr.write(`build: compiled in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }
-run(process.execPath, [join(root, 'dist', 'src', 'database', 'embedded-template.js'), ...(quiet ? ['--quiet'] : [])]);
+run(process.execPath, [join(root, 'dist', 'src', 'database', 'make-embedded-template.js'), ...(quiet ? ['--quiet'] : [])]);

@@ -9,7 +9,7 @@ import { migrations } from '../../db/migrations/index.js';
  * all migrations applied, dumped as a tarball. A new embedded database (the service's DATA_DIR, or the
  * tests' in-memory one) loads it instead, in a few seconds, and the migrations then find nothing to do.
  *
- * It is made by `npm run build` (scripts/build.mjs) into dist/, so the production image carries it,
+ * It is made by `npm run build` (scripts/build.mjs, through make-embedded-template.ts) into dist/, so the production image carries it,
  * and kept in node_modules/.cache between builds: it is remade only when the migrations or the PGlite
  * packages change (the key below).
  */
@@ -32,10 +32,10 @@ export function templateKey(): string {
 }
 
 /** Where the build puts the template: beside the compiled code, so an image or a copy of dist/ has it. */
-const templatePath = (key = templateKey()): string => join(__dirname, '..', '..', 'embedded', `template-${key}.tar.gz`);
+export const templatePath = (key = templateKey()): string => join(__dirname, '..', '..', 'embedded', `template-${key}.tar.gz`);
 
 /** Between builds (nest build empties dist/): node_modules/.cache, found from the PGlite package. */
-function cachePath(key: string): string {
+export function cachePath(key: string): string {
   const entry = require.resolve('@electric-sql/pglite');
   const nodeModules = entry.slice(0, entry.lastIndexOf('node_modules') + 'node_modules'.length);
   return join(nodeModules, '.cache', 'twin-service', `embedded-template-${key}.tar.gz`);
@@ -56,52 +56,9 @@ export function readTemplate(): Buffer | undefined {
   }
 }
 
-function writeAtomically(path: string, bytes: Buffer): void {
+export function writeAtomically(path: string, bytes: Buffer): void {
   mkdirSync(dirname(path), { recursive: true });
   const partial = `${path}.${process.pid}.partial`;
   writeFileSync(partial, bytes);
   renameSync(partial, path);
-}
-
-/** Makes the template unless dist/ or the cache already has it for the current key. */
-export async function ensureTemplate(log: (line: string) => void = () => undefined): Promise<string> {
-  const key = templateKey();
-  const target = templatePath(key);
-  if (existsSync(target)) return target;
-  const cached = cachePath(key);
-  if (existsSync(cached)) {
-    writeAtomically(target, readFileSync(cached));
-    log(`embedded template: ${target} (from the cache)`);
-    return target;
-  }
-  const started = Date.now();
-  // Loaded here: database.ts imports embedded-postgres.ts, which reads templates through this module.
-  const { Database } = await import('./database.js');
-  const { startEmbeddedPostgres } = await import('./embedded-postgres.js');
-  const embedded = await startEmbeddedPostgres({ template: false });
-  try {
-    const database = await Database.open(
-      { databaseUrl: embedded.url, dataDir: '', databasePoolSize: 1, databaseStatementTimeoutMs: 0 },
-      { log: () => undefined } as never,
-    );
-    await database.close();
-    const dump = await embedded.dump();
-    writeAtomically(cached, dump);
-    writeAtomically(target, dump);
-  } finally {
-    await embedded.stop();
-  }
-  log(`embedded template: made in ${((Date.now() - started) / 1000).toFixed(1)} s (PostGIS and ${migrations.length} migrations) → ${target}`);
-  return target;
-}
-
-if (require.main === module) {
-  const quiet = process.argv.includes('--quiet');
-  ensureTemplate((line) => (quiet ? undefined : process.stderr.write(`${line}\n`))).then(
-    () => process.exit(0),
-    (error: unknown) => {
-      process.stderr.write(`embedded template: ${error instanceof Error ? error.message : String(error)}\n`);
-      process.exit(1);
-    },
-  );
 }
