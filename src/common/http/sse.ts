@@ -94,7 +94,19 @@ export async function sendEventStream<T>(request: FastifyRequest, reply: Fastify
   };
   raw.on('close', stop);
   const registry = registryOf(request.server);
-  registry.add(stop);
+  const finish = (closeConnection: boolean) => {
+    const socket = raw.socket;
+    if (!raw.writableEnded) raw.end();
+    // The server closes only idle connections, and this one is not idle yet: without this its close
+    // would wait for the client, or for the keep-alive timeout.
+    if (closeConnection) socket?.end();
+  };
+  // Also when the source does not answer return() at once: the server's close must not wait for it.
+  const stopForClose = () => {
+    stop();
+    finish(true);
+  };
+  registry.add(stopForClose);
 
   try {
     // A client gone before the head was written never emits 'close' again.
@@ -108,11 +120,11 @@ export async function sendEventStream<T>(request: FastifyRequest, reply: Fastify
   } catch (error) {
     request.log.warn(`event stream failed: ${(error as Error).message}`);
   } finally {
-    registry.delete(stop);
+    registry.delete(stopForClose);
     raw.off('close', stop);
     // Whatever ended the loop, the source learns that nobody reads any more.
     stop();
-    if (!raw.writableEnded) raw.end();
+    finish(false);
   }
 }
 
