@@ -92,8 +92,11 @@ export class TimelineStream implements AsyncIterableIterator<StreamMessage> {
   /** A committed change of this stream's twin. */
   deliver(message: ChangeMessage): void {
     if (this.done) return;
-    if (this.pending) this.pending.push(message);
-    else this.push(message);
+    if (!this.pending) return this.push(message);
+    // Held back, but held for this client all the same: a replay goes at the client's pace, so a slow
+    // one would otherwise let them pile up.
+    this.pending.push(message);
+    this.count(sizeOf(message));
   }
 
   next(): Promise<IteratorResult<StreamMessage, undefined>> {
@@ -142,10 +145,14 @@ export class TimelineStream implements AsyncIterableIterator<StreamMessage> {
   private push(message: StreamMessage, bytes = sizeOf(message)): void {
     if (this.done) return;
     this.queue.push({ message, bytes });
+    this.count(bytes);
+    this.wakeConsumer();
+  }
+
+  private count(bytes: number): void {
     this.queuedBytes += bytes;
     // A reader that does not keep up would otherwise make the queue grow without bound.
     if (this.queuedBytes > MAX_QUEUED_BYTES) this.end();
-    this.wakeConsumer();
   }
 
   private wakeConsumer(): void {
@@ -196,6 +203,7 @@ export class TimelineStream implements AsyncIterableIterator<StreamMessage> {
     const pending = this.pending ?? [];
     this.pending = null;
     for (const message of pending) {
+      this.queuedBytes -= sizeOf(message);
       if (message.op === 'created' && this.replayed.has(message.id)) continue;
       this.push(message);
     }

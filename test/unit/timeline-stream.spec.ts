@@ -165,6 +165,26 @@ describe('TimelineStream', () => {
     expect(await stream.next()).toEqual({ value: undefined, done: true });
   });
 
+  it('live changes held back during a replay count against the limit too', async () => {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { stream, ended } = make({
+      resumeAfter: id(0),
+      replay: async () => {
+        await gate;
+        return [resource(1)];
+      },
+    });
+    await take(stream, 1);
+    const first = stream.next();
+    const big = 'x'.repeat(64 * 1024);
+    for (let i = 0; i <= MAX_QUEUED_BYTES / big.length; i++) stream.deliver(change('created', 100 + i, big));
+    expect(stream.done).toBe(true);
+    expect(ended).toHaveBeenCalledTimes(1);
+    release();
+    expect(await first).toEqual({ value: undefined, done: true });
+  });
+
   it('end() (the server shutting down) delivers what is queued, then ends', async () => {
     const { stream, ended } = make();
     stream.deliver(change('created', 4));
