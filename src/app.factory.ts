@@ -11,6 +11,7 @@ import { JsonApiErrorFilter, sendError } from './common/json-api/error.filter.js
 import { TOKEN_PREFIX } from './common/auth/tokens.js';
 import { IMAGE_CONTENT_TYPES } from './images/image-format.js';
 import { RouteTable } from './common/http/route-table.js';
+import { endEventStreamsOnClose } from './common/http/sse.js';
 import { answerClientError, answerUnknownExpectations, drainUnreadBody } from './common/http/wire-errors.js';
 import { setupOpenApi } from './common/openapi/setup.js';
 import type { AppConfig, LogLevel } from './config/app-config.js';
@@ -132,6 +133,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     sendError(reply, request, shuttingDown(), logger);
   });
   answerUnknownExpectations(fastify.server);
+  endEventStreamsOnClose(fastify);
   fastify.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('x-frame-options', 'DENY');

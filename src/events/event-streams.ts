@@ -1,5 +1,4 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import type { ResourceObject } from '../common/json-api/resource.js';
@@ -8,115 +7,219 @@ import { EventBus, type EventChange } from './event-bus.js';
 import { EventsRepository } from './events.repository.js';
 
 /** Replayed rows read per query when a client resumes with `Last-Event-ID`. */
-const REPLAY_BATCH = 500;
-/** A client that stops reading is dropped once this much is queued for it (it can resume). */
-const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
-/** Reconnection delay suggested to EventSource clients. */
+export const REPLAY_BATCH = 500;
+/** A client that stops reading is dropped once about this much is queued for it (it can resume). */
+export const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
+/** Reconnection delay suggested to clients. */
 const RETRY_MS = 2000;
 
-/** One open `text/event-stream` response. */
-class EventStream {
-  /** Live changes held back while the replay is written; null once live. */
-  private pending: EventChange[] | null;
+/** What a timeline stream carries, in order; how it is put on the wire is the transport's business. */
+export type StreamMessage =
+  /** First message of every stream. */
+  | { readonly type: 'opened'; readonly twinId: string; readonly retryMs: number }
+  /** Sent on a fixed cadence whatever else is sent, so that idle connections stay open. */
+  | { readonly type: 'heartbeat'; readonly at: Date }
+  /**
+   * A change of the timeline. `data` is the JSON text of the event resource as committed (of its
+   * identifier for `deleted`): serialised once per change and shared by every stream of the twin.
+   */
+  | { readonly type: 'change'; readonly op: EventChange['op']; readonly id: string; readonly data: string };
+
+type ChangeMessage = Extract<StreamMessage, { type: 'change' }>;
+
+export interface OpenStreamOptions {
+  /** Ends the stream (as `return()` does) when aborted. */
+  signal?: AbortSignal;
+}
+
+interface Queued {
+  message: StreamMessage;
+  /** What the message counts against the limit: replayed rows are read on demand and count nothing. */
+  bytes: number;
+}
+
+const changeMessage = (op: EventChange['op'], id: string, data: unknown): ChangeMessage => ({ type: 'change', op, id, data: JSON.stringify(data) });
+const sizeOf = (message: StreamMessage) => (message.type === 'change' ? message.data.length + message.id.length : 64);
+
+/**
+ * One open stream of a twin's timeline, read as an async iterator by one consumer. Messages pushed by
+ * the registry (changes, heartbeats) wait in a queue until the consumer pulls them; the replay of a
+ * resuming client is read from the database batch by batch as the consumer pulls, so a slow reader
+ * never makes it read ahead.
+ */
+export class TimelineStream implements AsyncIterableIterator<StreamMessage> {
+  private readonly queue: Queued[] = [];
+  private queuedBytes = 0;
+  /** Live changes held back while the replay runs; null once live. */
+  private pending: ChangeMessage[] | null;
   private readonly replayed = new Set<string>();
+  /** Where the replay continues; undefined when there is none (left). */
+  private replayAfter: string | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
-  closed = false;
+  private wake: (() => void) | undefined;
+  /** Ordered pulls: a `next()` starts once the previous one has answered. */
+  private pulls: Promise<unknown> = Promise.resolve();
+  /** No more input (shutdown, limit, failed replay): what is queued is still delivered. */
+  private ended = false;
+  /** The consumer is gone: nothing more is delivered. */
+  private closed = false;
 
   constructor(
     readonly tenant: TwinTenant,
-    private readonly reply: FastifyReply,
-    resuming: boolean,
-    private readonly onClose: (stream: EventStream) => void,
+    resumeAfter: string | undefined,
+    heartbeatMs: number,
+    private readonly readReplay: (after: string) => Promise<ResourceObject[]>,
+    private readonly onEnd: (stream: TimelineStream) => void,
+    private readonly logger: Logger,
+    private readonly signal?: AbortSignal,
   ) {
-    this.pending = resuming ? [] : null;
-  }
-
-  open(heartbeatMs: number): void {
-    const raw = this.reply.raw;
-    raw.writeHead(200, {
-      ...headersOf(this.reply),
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-store, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-      'x-content-type-options': 'nosniff',
-      'x-frame-options': 'DENY',
-      'referrer-policy': 'no-referrer',
-    });
-    raw.on('close', () => this.close());
-    this.write(`retry: ${RETRY_MS}\n: connected to the timeline of twin ${this.tenant.twin.id}\n\n`);
-    this.heartbeat = setInterval(() => this.write(`: heartbeat ${new Date().toISOString()}\n\n`), heartbeatMs);
+    this.replayAfter = resumeAfter;
+    this.pending = resumeAfter === undefined ? null : [];
+    this.push({ type: 'opened', twinId: tenant.twin.id, retryMs: RETRY_MS }, 0);
+    this.heartbeat = setInterval(() => this.push({ type: 'heartbeat', at: new Date() }), heartbeatMs);
     this.heartbeat.unref();
+    signal?.addEventListener('abort', this.abort, { once: true });
+    if (signal?.aborted) this.close();
   }
 
-  /** Writes one stored event of the replay. */
-  replay(resource: ResourceObject): void {
-    this.replayed.add(resource.id);
-    this.send('created', resource.id, resource);
+  private readonly abort = () => this.close();
+
+  /** True once nothing more will be delivered (the consumer may still pull what is queued). */
+  get done(): boolean {
+    return this.ended || this.closed;
   }
 
-  /** Ends the replay: changes that arrived meanwhile follow, minus creations the replay already sent. */
-  goLive(): void {
-    const pending = this.pending ?? [];
-    this.pending = null;
-    for (const change of pending) {
-      if (change.op === 'created' && this.replayed.has(change.id)) continue;
-      this.deliver(change);
-    }
-    this.replayed.clear();
+  /** A committed change of this stream's twin. */
+  deliver(message: ChangeMessage): void {
+    if (this.done) return;
+    if (!this.pending) return this.push(message);
+    // Held back, but held for this client all the same: a replay goes at the client's pace, so a slow
+    // one would otherwise let them pile up.
+    this.pending.push(message);
+    this.count(sizeOf(message));
   }
 
-  deliver(change: EventChange): void {
-    if (this.closed) return;
-    if (this.pending) {
-      this.pending.push(change);
-      return;
-    }
-    if (change.op === 'deleted') this.send('deleted', change.id, eventIdentifier(change.id));
-    else if (change.resource) this.send(change.op, change.id, change.resource);
+  next(): Promise<IteratorResult<StreamMessage, undefined>> {
+    const pull = this.pulls.then(() => this.pull());
+    this.pulls = pull.catch(() => undefined);
+    return pull;
   }
 
-  private send(event: string, id: string, data: unknown): void {
-    this.write(`event: ${event}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n`);
+  /** The consumer is gone: frees everything now, also while a `next()` waits. */
+  return(): Promise<IteratorResult<StreamMessage, undefined>> {
+    this.close();
+    return Promise.resolve({ value: undefined, done: true });
   }
 
-  private write(chunk: string): void {
-    if (this.closed) return;
-    const raw = this.reply.raw;
-    if (raw.writableLength > MAX_BUFFERED_BYTES) {
-      this.close();
-      return;
-    }
-    raw.write(chunk);
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  /** No more input: the stream ends once the consumer has pulled what is already queued. */
+  end(): void {
+    if (this.done) return;
+    this.ended = true;
+    this.release();
   }
 
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    if (this.heartbeat) clearInterval(this.heartbeat);
-    this.onClose(this);
-    const raw = this.reply.raw;
-    if (!raw.writableEnded) raw.end();
+    this.queue.length = 0;
+    this.queuedBytes = 0;
+    this.pending = null;
+    this.replayed.clear();
+    this.release();
   }
-}
 
-/** Headers other hooks already set on the reply (request id, CORS), kept on the hijacked response. */
-function headersOf(reply: FastifyReply): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
-    if (value !== undefined) out[name] = Array.isArray(value) ? value : String(value);
+  private release(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+    this.replayAfter = undefined;
+    // The signal may live longer than the stream (one for many streams): the listener must not.
+    this.signal?.removeEventListener('abort', this.abort);
+    this.onEnd(this);
+    this.wakeConsumer();
   }
-  return out;
+
+  private push(message: StreamMessage, bytes = sizeOf(message)): void {
+    if (this.done) return;
+    this.queue.push({ message, bytes });
+    this.count(bytes);
+    this.wakeConsumer();
+  }
+
+  private count(bytes: number): void {
+    this.queuedBytes += bytes;
+    // A reader that does not keep up would otherwise make the queue grow without bound.
+    if (this.queuedBytes > MAX_QUEUED_BYTES) this.end();
+  }
+
+  private wakeConsumer(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  private async pull(): Promise<IteratorResult<StreamMessage, undefined>> {
+    for (;;) {
+      if (this.closed) return { value: undefined, done: true };
+      const first = this.queue.shift();
+      if (first) {
+        this.queuedBytes -= first.bytes;
+        return { value: first.message, done: false };
+      }
+      if (this.ended) return { value: undefined, done: true };
+      if (this.replayAfter !== undefined) await this.replayBatch(this.replayAfter);
+      else await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+
+  /** Queues the next batch of stored events created after `after`; the last batch switches to live. */
+  private async replayBatch(after: string): Promise<void> {
+    let resources: ResourceObject[];
+    try {
+      resources = await this.readReplay(after);
+    } catch (error) {
+      this.logger.warn(`replay for twin ${this.tenant.twin.id} failed: ${(error as Error).message}`);
+      this.end();
+      return;
+    }
+    if (this.done) return;
+    for (const resource of resources) {
+      this.replayed.add(resource.id);
+      this.queue.push({ message: changeMessage('created', resource.id, resource), bytes: 0 });
+    }
+    if (resources.length === REPLAY_BATCH) {
+      this.replayAfter = resources[resources.length - 1].id;
+      return;
+    }
+    this.replayAfter = undefined;
+    this.goLive();
+  }
+
+  /** Changes that arrived during the replay follow it, minus creations the replay already sent. */
+  private goLive(): void {
+    const pending = this.pending ?? [];
+    this.pending = null;
+    for (const message of pending) {
+      this.queuedBytes -= sizeOf(message);
+      if (message.op === 'created' && this.replayed.has(message.id)) continue;
+      this.push(message);
+    }
+    this.replayed.clear();
+  }
 }
 
 /**
  * The open event streams of this instance, by twin, fed by the event bus. Changes are handled one at
  * a time in arrival order (= commit order), so a stream never sees an update before its creation.
+ * Knows nothing of HTTP: a stream is an async iterator of messages, whoever reads it.
  */
 @Injectable()
 export class EventStreams implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('EventStreams');
-  private readonly byTwin = new Map<string, Set<EventStream>>();
+  private readonly byTwin = new Map<string, Set<TimelineStream>>();
   private queue: Promise<void> = Promise.resolve();
 
   constructor(
@@ -133,43 +236,33 @@ export class EventStreams implements BeforeApplicationShutdown, OnApplicationShu
   }
 
   /**
-   * Opens a stream on the hijacked reply. Starts listening first, so that nothing committed after the
-   * replay's query can be missed; failures before that answer as ordinary JSON:API errors.
+   * Opens a stream of the tenant's twin, replaying the events created after `resumeAfter` first.
+   * Listens before the stream exists, so that nothing committed after the replay's first query can be
+   * missed; a failure to listen rejects here, before anything was sent.
    */
-  async open(tenant: TwinTenant, lastEventId: string | undefined, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  async open(tenant: TwinTenant, resumeAfter: string | undefined, options: OpenStreamOptions = {}): Promise<TimelineStream> {
     await this.bus.listen((change) => this.enqueue(change));
-    reply.hijack();
-    const stream = new EventStream(tenant, reply, lastEventId !== undefined, (closed) => this.remove(closed));
-    stream.open(this.config.eventStreamHeartbeatMs);
-    if (stream.closed || request.raw.destroyed) {
-      stream.close();
-      return;
-    }
-    this.add(stream);
-    if (lastEventId === undefined) return;
-    try {
-      let after = lastEventId;
-      for (;;) {
-        const rows = await this.events.createdAfter(tenant, after, REPLAY_BATCH);
-        for (const row of rows) stream.replay(eventResource(row));
-        if (rows.length < REPLAY_BATCH || stream.closed) break;
-        after = rows[rows.length - 1].id;
-      }
-      stream.goLive();
-    } catch (error) {
-      this.logger.warn(`replay for twin ${tenant.twin.id} failed: ${(error as Error).message}`);
-      stream.close();
-    }
+    const stream = new TimelineStream(
+      tenant,
+      resumeAfter,
+      this.config.eventStreamHeartbeatMs,
+      async (after) => (await this.events.createdAfter(tenant, after, REPLAY_BATCH)).map(eventResource),
+      (ended) => this.remove(ended),
+      this.logger,
+      options.signal,
+    );
+    if (!stream.done) this.add(stream);
+    return stream;
   }
 
-  private add(stream: EventStream): void {
+  private add(stream: TimelineStream): void {
     const twinId = stream.tenant.twin.id;
     let streams = this.byTwin.get(twinId);
     if (!streams) this.byTwin.set(twinId, (streams = new Set()));
     streams.add(stream);
   }
 
-  private remove(stream: EventStream): void {
+  private remove(stream: TimelineStream): void {
     const streams = this.byTwin.get(stream.tenant.twin.id);
     if (!streams) return;
     streams.delete(stream);
@@ -184,18 +277,20 @@ export class EventStreams implements BeforeApplicationShutdown, OnApplicationShu
   private async dispatch(change: EventChange): Promise<void> {
     const streams = this.byTwin.get(change.twinId);
     if (!streams || streams.size === 0) return;
-    if (change.op !== 'deleted' && !change.resource) {
+    let resource = change.resource;
+    if (change.op !== 'deleted' && !resource) {
       // Announced by id only (too big for a notification): read it as one of its stream's tenants.
       const [first] = streams;
       const row = await this.events.find(first.tenant, change.id);
       if (!row) return; // deleted since; its deletion follows
-      change = { ...change, resource: eventResource(row) };
+      resource = eventResource(row);
     }
-    for (const stream of [...streams]) stream.deliver(change);
+    const message = changeMessage(change.op, change.id, change.op === 'deleted' ? eventIdentifier(change.id) : resource);
+    for (const stream of [...streams]) stream.deliver(message);
   }
 
   beforeApplicationShutdown(): void {
-    for (const streams of [...this.byTwin.values()]) for (const stream of [...streams]) stream.close();
+    for (const streams of [...this.byTwin.values()]) for (const stream of [...streams]) stream.end();
   }
 
   async onApplicationShutdown(): Promise<void> {

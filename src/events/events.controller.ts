@@ -5,6 +5,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ActsAsTwin } from '../common/auth/route-access.js';
 import { Tenant, type TwinTenant } from '../common/auth/tenant.js';
 import { absoluteUrl } from '../common/http/request-url.js';
+import { sendEventStream, type SseFrame } from '../common/http/sse.js';
 import { ResourceBody, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
 import { ApiDocument, ApiErrors, ApiPageQueries, ApiRequestDocument, ApiTenant } from '../common/openapi/docs.js';
@@ -20,7 +21,20 @@ import {
   EXAMPLE_EVENT,
   UPDATED_EVENT_DOCUMENT,
 } from './event.openapi.js';
+import type { StreamMessage } from './event-streams.js';
 import { EventsService } from './events.service.js';
+
+/** How each message of a timeline stream is put on the wire (the frames the OpenAPI description shows). */
+export function eventStreamFrame(message: StreamMessage): SseFrame {
+  switch (message.type) {
+    case 'opened':
+      return { retry: message.retryMs, comment: `connected to the timeline of twin ${message.twinId}` };
+    case 'heartbeat':
+      return { comment: `heartbeat ${message.at.toISOString()}` };
+    case 'change':
+      return { event: message.op, id: message.id, data: message.data };
+  }
+}
 
 const ERROR_404 = '`not_found`: no event of the `X-Twin` timeline has this id (events of other twins included).';
 
@@ -139,7 +153,9 @@ export class EventsController {
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    await this.events.stream(tenant, query, lastEventId, request, reply);
+    // Refusals (headers, parameters, the listening connection) are thrown here, as JSON:API errors.
+    const messages = await this.events.stream(tenant, query, lastEventId);
+    await sendEventStream(request, reply, messages, eventStreamFrame);
   }
 
   @Get(':id')

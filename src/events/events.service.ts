@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import { conflict, invalidDocument, invalidHeader, notFound, unprocessable } from '../common/json-api/api-error.js';
@@ -12,7 +11,7 @@ import type { CreateEventAttributes, UpdateEventAttributes } from './dto/event.d
 import { MAX_EVENT_DATA_BYTES, requestHash, serializedSize } from './event-data.js';
 import { EventBus, type EventChange } from './event-bus.js';
 import { eventResource } from './event.resource.js';
-import { EventStreams } from './event-streams.js';
+import { EventStreams, type OpenStreamOptions, type StreamMessage } from './event-streams.js';
 import { EventsRepository, type EventChanges, type EventRow, type TimelineFilter } from './events.repository.js';
 import { uuidv7 } from './uuidv7.js';
 
@@ -126,15 +125,23 @@ export class EventsService {
     this.bus.committed(change);
   }
 
-  /** `GET /events/stream`: validates, then hands the reply over to the stream registry. */
-  async stream(tenant: TwinTenant, query: Record<string, unknown>, lastEventId: string | string[] | undefined, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  /**
+   * `GET /events/stream`: validates, then opens the twin's stream of messages (see EventStreams).
+   * Everything that can be refused is refused here, before the caller has sent anything.
+   */
+  async stream(
+    tenant: TwinTenant,
+    query: Record<string, unknown>,
+    lastEventId: string | string[] | undefined,
+    options: OpenStreamOptions = {},
+  ): Promise<AsyncIterableIterator<StreamMessage>> {
     readQuery(query, {});
     let resumeAfter: string | undefined;
     if (lastEventId !== undefined && lastEventId !== '') {
       if (typeof lastEventId !== 'string' || !isUuid(lastEventId.trim())) throw invalidHeader('Last-Event-ID', 'Last-Event-ID must be an event id.');
       resumeAfter = lastEventId.trim().toLowerCase();
     }
-    await this.streams.open(tenant, resumeAfter, request, reply);
+    return this.streams.open(tenant, resumeAfter, options);
   }
 
   /** Keys past the retention are deleted at most every ten minutes per instance, off the request path. */

@@ -5,6 +5,7 @@ import { Tenant } from '../common/auth/tenant.js';
 import { RawBody } from '../common/json-api/envelope.js';
 import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
 import { ApiDocument, ApiErrors, ApiTenant } from '../common/openapi/docs.js';
+import { ifNoneMatchHits } from './http-cache.js';
 import { IMAGE_CONTENT_TYPES } from './image-format.js';
 import { ImageLinks } from './image-links.js';
 import { IMAGE_DOCUMENT } from './image.openapi.js';
@@ -81,13 +82,16 @@ export class ImagesController {
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<RawBody<Buffer> | undefined> {
-    const content = await this.images.content(tenant, imageId, ifNoneMatch);
+    const content = await this.images.content(tenant, imageId);
+    // Read before any header is set: a failed read must not answer with caching headers.
+    const bytes = ifNoneMatchHits(ifNoneMatch, content.etag) ? undefined : await content.read();
+    // Who may read an image depends on the credentials, so caches must key the answer by them.
     reply.header('etag', content.etag).header('cache-control', 'private, max-age=86400').header('vary', 'Authorization, X-Organization');
-    if (content.notModified) {
+    if (bytes === undefined) {
       reply.status(304);
       return undefined;
     }
     reply.header('content-type', content.contentType);
-    return new RawBody(content.bytes!);
+    return new RawBody(bytes);
   }
 }

@@ -4,19 +4,21 @@ import { Injectable } from '@nestjs/common';
 import { ApiError, notFound } from '../common/json-api/api-error.js';
 import type { ResourceObject } from '../common/json-api/resource.js';
 import type { Tenant } from '../common/auth/tenant.js';
-import { ifNoneMatchHits } from './http-cache.js';
 import { ImageFormatError, isImageContentType, readImageDimensions, sniffImageType } from './image-format.js';
 import type { ImageUrl } from './image-links.js';
 import { imageResource } from './image.resource.js';
 import { ImageStore } from './image-store.js';
 import { ImagesRepository } from './images.repository.js';
 
-/** What the content route sends: the bytes, or nothing when the client's copy is current. */
+/**
+ * An image's bytes as a value: its type and entity tag come with the metadata, the bytes are read
+ * only when asked for, so that a client whose copy is current costs no read of them.
+ */
 export interface ImageContent {
   contentType: string;
+  /** Strong entity tag (the SHA-256 of the bytes, quoted): an image never changes. */
   etag: string;
-  bytes: Buffer | undefined;
-  notModified: boolean;
+  read(): Promise<Buffer>;
 }
 
 /** Bytes that are not an image of the declared format: a bad request document (docs/API.md, section 6). */
@@ -68,13 +70,17 @@ export class ImagesService {
     return imageResource(row, url);
   }
 
-  async content(tenant: Tenant, id: string, ifNoneMatch: string | string[] | undefined): Promise<ImageContent> {
+  async content(tenant: Tenant, id: string): Promise<ImageContent> {
     const row = await this.images.findReadable(tenant, id);
     if (!row) throw notFound('No such image.');
-    const etag = `"${row.sha256}"`;
-    if (ifNoneMatchHits(ifNoneMatch, etag)) return { contentType: row.content_type, etag, bytes: undefined, notModified: true };
-    const bytes = await this.store.get(id);
-    if (!bytes) throw new Error(`image ${id} has metadata but no stored bytes`);
-    return { contentType: row.content_type, etag, bytes, notModified: false };
+    return {
+      contentType: row.content_type,
+      etag: `"${row.sha256}"`,
+      read: async () => {
+        const bytes = await this.store.get(id);
+        if (!bytes) throw new Error(`image ${id} has metadata but no stored bytes`);
+        return bytes;
+      },
+    };
   }
 }
