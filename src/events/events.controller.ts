@@ -1,5 +1,5 @@
 import { Controller, Delete, Get, Headers, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiExtraModels, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ActsAsTwin } from '../common/auth/route-access.js';
@@ -8,7 +8,9 @@ import { absoluteUrl } from '../common/http/request-url.js';
 import { sendEventStream, type SseFrame } from '../common/http/sse.js';
 import { ResourceBody, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
-import { ApiDocument, ApiErrors, ApiPageQueries, ApiRequestDocument, ApiTenant } from '../common/openapi/docs.js';
+import { ApiDocument, ApiErrors, ApiQueryParameters, ApiRequestDocument, ApiTenant } from '../common/openapi/docs.js';
+import { NO_QUERY_PARAMETERS } from '../common/json-api/query.js';
+import { TIMELINE_QUERY, type TimelineQuery } from './timeline-query.js';
 import { CreateEventAttributes, UpdateEventAttributes } from './dto/event.dto.js';
 import { MAX_EVENT_DATA_BYTES, readIdempotencyKey } from './event-data.js';
 import {
@@ -122,14 +124,10 @@ export class EventsController {
     description:
       'Ordered by `timestamp` then id, both descending. Filters: `name` and `category` (exact match), `since` (inclusive) and `until` (exclusive), ISO 8601 timestamps (UTC unless an offset is given). Paginated with `page_number`/`page_size` (default 50, max 100); a page past the last is a 404.',
   })
-  @ApiQuery({ name: 'name', required: false, type: String })
-  @ApiQuery({ name: 'category', required: false, type: String })
-  @ApiQuery({ name: 'since', required: false, type: String, example: '2026-11-21T00:00:00Z' })
-  @ApiQuery({ name: 'until', required: false, type: String, example: '2026-11-22T00:00:00.000000Z' })
-  @ApiPageQueries()
+  @ApiQueryParameters(TIMELINE_QUERY)
   @ApiDocument(200, EVENT_PAGE, { description: '`{links, data: [event], meta: {pagination}}`' })
   @ApiErrors(404)
-  list(@Tenant() tenant: TwinTenant, @Query() query: Record<string, unknown>) {
+  list(@Tenant() tenant: TwinTenant, @Query(TIMELINE_QUERY) query: TimelineQuery) {
     return this.events.list(tenant, query);
   }
 
@@ -148,13 +146,13 @@ export class EventsController {
   })
   async stream(
     @Tenant() tenant: TwinTenant,
-    @Query() query: Record<string, unknown>,
+    @Query(NO_QUERY_PARAMETERS) _query: unknown,
     @Headers('last-event-id') lastEventId: string | string[] | undefined,
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
     // Refusals (headers, parameters, the listening connection) are thrown here, as JSON:API errors.
-    const messages = await this.events.stream(tenant, query, lastEventId);
+    const messages = await this.events.stream(tenant, lastEventId);
     await sendEventStream(request, reply, messages, eventStreamFrame);
   }
 

@@ -3,8 +3,8 @@ import { Sql } from '../database/sql.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import { conflict, invalidDocument, invalidHeader, notFound, unprocessable } from '../common/json-api/api-error.js';
-import { type Page, pageOfJson, readPageRequest } from '../common/json-api/pagination.js';
-import { isUuid, params, readQuery } from '../common/json-api/query.js';
+import { type Page, pageOfJson, pageRequest } from '../common/json-api/pagination.js';
+import { isUuid } from '../common/json-api/query.js';
 import { assertIdMatchesPath, type ResourceDocument } from '../common/json-api/resource-body.js';
 import type { JsonText, ResourceObject } from '../common/json-api/resource.js';
 import type { CreateEventAttributes, UpdateEventAttributes } from './dto/event.dto.js';
@@ -12,7 +12,8 @@ import { MAX_EVENT_DATA_BYTES, requestHash, serializedSize } from './event-data.
 import { EventBus, type EventChange } from './event-bus.js';
 import { eventResource } from './event.resource.js';
 import { EventStreams, type OpenStreamOptions, type StreamMessage } from './event-streams.js';
-import { EventsRepository, type EventChanges, type EventRow, type TimelineFilter } from './events.repository.js';
+import { EventsRepository, type EventChanges, type EventRow } from './events.repository.js';
+import type { TimelineQuery } from './timeline-query.js';
 import { uuidv7 } from './uuidv7.js';
 
 /** Idempotency keys are honoured for at least this long. */
@@ -78,13 +79,8 @@ export class EventsService {
     return eventResource(row);
   }
 
-  async list(tenant: TwinTenant, query: Record<string, unknown>): Promise<Page<JsonText>> {
-    const filter: TimelineFilter = readQuery<TimelineFilter>(
-      query,
-      { name: params.text, category: params.text, since: params.timestamp, until: params.timestamp },
-      { paginated: true },
-    );
-    const page = readPageRequest(query, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
+  async list(tenant: TwinTenant, { page: pageParams, ...filter }: TimelineQuery): Promise<Page<JsonText>> {
+    const page = pageRequest(pageParams, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
     return pageOfJson(page, await this.events.pageTimeline(tenant, filter, page));
   }
 
@@ -131,11 +127,9 @@ export class EventsService {
    */
   async stream(
     tenant: TwinTenant,
-    query: Record<string, unknown>,
     lastEventId: string | string[] | undefined,
     options: OpenStreamOptions = {},
   ): Promise<AsyncIterableIterator<StreamMessage>> {
-    readQuery(query, {});
     let resumeAfter: string | undefined;
     if (lastEventId !== undefined && lastEventId !== '') {
       if (typeof lastEventId !== 'string' || !isUuid(lastEventId.trim())) throw invalidHeader('Last-Event-ID', 'Last-Event-ID must be an event id.');

@@ -3,9 +3,10 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { OrganizationOptional } from '../common/auth/route-access.js';
 import { Caller, type RequestAuth } from '../common/auth/tenant.js';
 import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
-import { ApiDocument, ApiErrors, ApiPageQueries, ApiTenant } from '../common/openapi/docs.js';
+import { ApiDocument, ApiErrors, ApiQueryParameters, ApiTenant } from '../common/openapi/docs.js';
 import { ORGANIZATION_DOCUMENT, ORGANIZATION_PAGE } from './organization.openapi.js';
 import { OrganizationsService } from './organizations.service.js';
+import { PAGE_ONLY_QUERY, type PageOnlyQuery } from '../common/json-api/query.js';
 
 @ApiTags('organizations')
 @Controller('organizations')
@@ -19,14 +20,14 @@ export class OrganizationsController {
     summary: "The caller's organizations",
     description: 'Every organization the account is a member of. `X-Organization` is optional here, so a client can discover its organizations before choosing one. Paginated with `page_number`/`page_size`.',
   })
-  @ApiPageQueries()
+  @ApiQueryParameters(PAGE_ONLY_QUERY)
   @ApiDocument(200, ORGANIZATION_PAGE, { description: '`{links, data: [organization], meta: {pagination}}`' })
   @ApiErrors({
     400: '`invalid_header`: a given `X-Organization` that is not a UUID; `invalid_parameter`: an unknown, repeated or malformed query parameter.',
     403: '`forbidden`: a given `X-Organization` the account is not a member of (`source.header`).',
     404: '`not_found`: a page past the last one.',
   })
-  list(@Caller() caller: RequestAuth, @Query() query: Record<string, unknown>) {
+  list(@Caller() caller: RequestAuth, @Query(PAGE_ONLY_QUERY) query: PageOnlyQuery) {
     return this.organizations.list(caller, query);
   }
 

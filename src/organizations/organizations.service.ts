@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { notFound } from '../common/json-api/api-error.js';
-import { readQuery } from '../common/json-api/query.js';
-import { loadPage, type Page, readPageRequest } from '../common/json-api/pagination.js';
+import type { PageOnlyQuery } from '../common/json-api/query.js';
+import { loadPage, type Page, pageRequest } from '../common/json-api/pagination.js';
 import type { RequestAuth } from '../common/auth/tenant.js';
 import { organizationResource } from './organization.resource.js';
 import { OrganizationsRepository } from './organizations.repository.js';
@@ -15,9 +15,8 @@ export class OrganizationsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async list(caller: RequestAuth, query: Record<string, unknown>): Promise<Page<ResourceObject[]>> {
-    readQuery(query, {}, { paginated: true });
-    const page = readPageRequest(query, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
+  async list(caller: RequestAuth, query: PageOnlyQuery): Promise<Page<ResourceObject[]>> {
+    const page = pageRequest(query.page, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
     return loadPage(
       page,
       () => this.organizations.countForAccount(caller.account.id),

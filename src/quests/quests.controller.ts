@@ -1,11 +1,11 @@
 import { Controller, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
-import { ApiExtraModels, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { ActsAsTwin } from '../common/auth/route-access.js';
 import { Tenant, type TwinTenant } from '../common/auth/tenant.js';
 import { ResourceBody, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
-import { ApiDocument, ApiErrors, ApiPageQueries, ApiRequestDocument, ApiTenant } from '../common/openapi/docs.js';
+import { ApiDocument, ApiErrors, ApiQueryParameters, ApiRequestDocument, ApiTenant } from '../common/openapi/docs.js';
 import { ImageLinks } from '../images/image-links.js';
 import { CreateQuestAttributes, CreateTaskAttributes, UpdateQuestAttributes } from './dto/quest.dto.js';
 import {
@@ -21,6 +21,8 @@ import {
   TASK_PAGE,
 } from './quest.openapi.js';
 import { QuestsService } from './quests.service.js';
+import { PAGE_ONLY_QUERY, type PageOnlyQuery } from '../common/json-api/query.js';
+import { DISCOVERY_QUERY, MY_QUESTS_QUERY, type DiscoveryQuery, type MyQuestsQuery } from './quest-query.js';
 
 const FULL_FORM =
   'Full form: attributes `created`, `modified`, `name`, `summary`, `description`, `summary-image-url` (absolute URL of ' +
@@ -51,13 +53,10 @@ export class QuestsController {
     summary: 'Discovery feed',
     description: `Public quests whose creating twin the caller can see (public twins, supplier twins and the twins of the caller's organization), newest first, paginated. ${TEXT_FILTERS} ${FULL_FORM}`,
   })
-  @ApiQuery({ name: 'owned_by', required: false, schema: { type: 'string', format: 'uuid' }, description: 'Creating twin id.' })
-  @ApiQuery({ name: 'name', required: false, description: 'Names containing this (case-insensitive).' })
-  @ApiQuery({ name: 'description', required: false, description: 'Descriptions containing this (case-insensitive).' })
-  @ApiPageQueries()
+  @ApiQueryParameters(DISCOVERY_QUERY)
   @ApiDocument(200, QUEST_PAGE, { description: '`{links, data: [quest], meta: {pagination}}` (full form)' })
   @ApiErrors({ 404: '`not_found`: a page past the last one.' })
-  discover(@Tenant() tenant: TwinTenant, @Query() query: Record<string, unknown>, @Req() request: FastifyRequest) {
+  discover(@Tenant() tenant: TwinTenant, @Query(DISCOVERY_QUERY) query: DiscoveryQuery, @Req() request: FastifyRequest) {
     return this.quests.discover(tenant, query, this.links.imagesBase(request));
   }
 
@@ -136,10 +135,10 @@ export class QuestsController {
     summary: 'A quest\'s tasks',
     description: 'Ordered by `position`, paginated. Readable for the twin\'s own quests and the quests of its discovery feed; others → 404.',
   })
-  @ApiPageQueries()
+  @ApiQueryParameters(PAGE_ONLY_QUERY)
   @ApiDocument(200, TASK_PAGE, { description: '`{links, data: [task], meta: {pagination}}`' })
   @ApiErrors({ 404: QUEST_NOT_FOUND })
-  listTasks(@Tenant() tenant: TwinTenant, @Param('questId', UuidParam) questId: string, @Query() query: Record<string, unknown>) {
+  listTasks(@Tenant() tenant: TwinTenant, @Param('questId', UuidParam) questId: string, @Query(PAGE_ONLY_QUERY) query: PageOnlyQuery) {
     return this.quests.listTasks(tenant, questId, query);
   }
 
@@ -187,15 +186,10 @@ export class MyQuestsController {
       `\`false\` its copies; \`original=<QUEST_ID>\` its copy of that quest; \`owned_by\` the quests whose twin (creator, or for a copy the twin that ` +
       `embarked) is that twin. ${TEXT_FILTERS} ${FULL_FORM}`,
   })
-  @ApiQuery({ name: 'is_original', required: false, type: Boolean })
-  @ApiQuery({ name: 'original', required: false, schema: { type: 'string', format: 'uuid' }, description: 'Id of an original quest.' })
-  @ApiQuery({ name: 'owned_by', required: false, schema: { type: 'string', format: 'uuid' }, description: 'Twin id.' })
-  @ApiQuery({ name: 'name', required: false })
-  @ApiQuery({ name: 'description', required: false })
-  @ApiPageQueries()
+  @ApiQueryParameters(MY_QUESTS_QUERY)
   @ApiDocument(200, MY_QUEST_PAGE, { description: '`{links, data: [quest], meta: {pagination}}` (full form)' })
   @ApiErrors({ 404: '`not_found`: a page past the last one.' })
-  list(@Tenant() tenant: TwinTenant, @Query() query: Record<string, unknown>, @Req() request: FastifyRequest) {
+  list(@Tenant() tenant: TwinTenant, @Query(MY_QUESTS_QUERY) query: MyQuestsQuery, @Req() request: FastifyRequest) {
     return this.quests.listMine(tenant, query, this.links.forRequest(request));
   }
 

@@ -2,8 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import { conflict, forbidden, invalidDocument, notFound } from '../common/json-api/api-error.js';
-import { loadPage, type Page, pageOfJson, readPageRequest } from '../common/json-api/pagination.js';
-import { params, readQuery } from '../common/json-api/query.js';
+import { loadPage, type Page, pageOfJson, pageRequest, type PageParams } from '../common/json-api/pagination.js';
 import { assertIdMatchesPath, readToOne, type ResourceDocument } from '../common/json-api/resource-body.js';
 import type { JsonText, ResourceObject } from '../common/json-api/resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -12,10 +11,10 @@ import { ImagesRepository } from '../images/images.repository.js';
 import type { CreateQuestAttributes, CreateTaskAttributes, UpdateQuestAttributes } from './dto/quest.dto.js';
 import { canonicalPrice } from '../common/money.js';
 import { createdQuestResource, questResource, taskResource } from './quest.resource.js';
-import { type DiscoveryFilters, type LockedQuest, type MyQuestFilters, type QuestChanges, QuestsRepository } from './quests.repository.js';
+import { type LockedQuest, type QuestChanges, QuestsRepository } from './quests.repository.js';
+import type { DiscoveryQuery, MyQuestsQuery } from './quest-query.js';
+import type { PageOnlyQuery } from '../common/json-api/query.js';
 
-const DISCOVERY_FILTERS = { owned_by: params.uuid, name: params.text, description: params.text };
-const MY_FILTERS = { ...DISCOVERY_FILTERS, is_original: params.boolean, original: params.uuid };
 
 const SUMMARY_IMAGE = '/data/attributes/summary-image';
 
@@ -44,20 +43,18 @@ export class QuestsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  private pageRequest(query: Record<string, unknown>) {
-    return readPageRequest(query, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
+  private pageRequest(params: PageParams) {
+    return pageRequest(params, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
   }
 
   /** `imagesBase`: the absolute URL of `/images/` (ImageLinks.imagesBase). */
-  async discover(tenant: TwinTenant, query: Record<string, unknown>, imagesBase: string): Promise<Page<JsonText>> {
-    const filters: DiscoveryFilters = readQuery(query, DISCOVERY_FILTERS, { paginated: true });
-    const page = this.pageRequest(query);
+  async discover(tenant: TwinTenant, { page: pageParams, ...filters }: DiscoveryQuery, imagesBase: string): Promise<Page<JsonText>> {
+    const page = this.pageRequest(pageParams);
     return pageOfJson(page, await this.quests.pageDiscovery(tenant, filters, page, imagesBase));
   }
 
-  async listMine(tenant: TwinTenant, query: Record<string, unknown>, url: ImageUrl): Promise<Page<ResourceObject[]>> {
-    const filters: MyQuestFilters = readQuery(query, MY_FILTERS, { paginated: true });
-    const page = this.pageRequest(query);
+  async listMine(tenant: TwinTenant, { page: pageParams, ...filters }: MyQuestsQuery, url: ImageUrl): Promise<Page<ResourceObject[]>> {
+    const page = this.pageRequest(pageParams);
     return loadPage(
       page,
       () => this.quests.countMine(tenant, filters),
@@ -144,9 +141,8 @@ export class QuestsService {
     }
   }
 
-  async listTasks(tenant: TwinTenant, questId: string, query: Record<string, unknown>): Promise<Page<ResourceObject[]>> {
-    readQuery(query, {}, { paginated: true });
-    const page = this.pageRequest(query);
+  async listTasks(tenant: TwinTenant, questId: string, query: PageOnlyQuery): Promise<Page<ResourceObject[]>> {
+    const page = this.pageRequest(query.page);
     if (!(await this.quests.isReadable(tenant, questId))) throw notFound('No such quest.');
     return loadPage(page, () => this.quests.countTasks(questId), () => this.quests.pageTasks(questId, page), taskResource);
   }

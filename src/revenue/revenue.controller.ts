@@ -5,6 +5,7 @@ import { Tenant, type TwinTenant } from '../common/auth/tenant.js';
 import { ApiDocument, ApiTenant } from '../common/openapi/docs.js';
 import { TOTAL_REVENUE } from './revenue.openapi.js';
 import { RevenueService } from './revenue.service.js';
+import { NO_QUERY_PARAMETERS } from '../common/json-api/query.js';
 
 /**
  * `GET /my/quests/total_revenue`. The path is static, so the router matches it before the
@@ -26,7 +27,7 @@ export class RevenueController {
       'The body is the contract\'s bare `{"revenue": <number>}`, not a JSON:API document.',
   })
   @ApiDocument(200, TOTAL_REVENUE, { description: '`{revenue: number}`' })
-  total(@Tenant() tenant: TwinTenant, @Query() query: Record<string, unknown>) {
-    return this.revenue.total(tenant, query);
+  total(@Tenant() tenant: TwinTenant, @Query(NO_QUERY_PARAMETERS) _query: unknown) {
+    return this.revenue.total(tenant);
   }
 }

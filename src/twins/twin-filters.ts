@@ -1,65 +1,45 @@
 import { invalidParameter } from '../common/json-api/api-error.js';
-import { params, readQuery } from '../common/json-api/query.js';
-import { readBoundingBox, readDistance, readLonLat, type BoundingBox, type LonLat } from './twin-geo.js';
+import { declareQuery, param, type QueryOf } from '../common/json-api/query.js';
+import { readBoundingBox, readDistance, readLonLat, type LonLat } from './twin-geo.js';
 
 /** The spatial part, accepted by both twin lists (`/twins/`, its geo form, and `/my/twins/`). */
-export interface SpatialFilters {
-  in_bbox?: BoundingBox;
-  point?: LonLat;
-  dist?: number;
-  ordering?: 'distance';
-}
-
-/** Every filter of `GET /twins/` (docs/API.md, section 9), as read from the query string. */
-export interface TwinFilters extends SpatialFilters {
-  is_public?: boolean;
-  is_personal?: boolean;
-  personality?: string;
-  characteristics?: string[];
-  organization?: string;
-  is_connection?: boolean;
-  is_supplier?: boolean;
-}
-
-const SPATIAL_READERS = {
-  in_bbox: readBoundingBox,
-  point: readLonLat,
-  dist: readDistance,
-  ordering: params.oneOf('distance'),
+const SPATIAL_PARAMETERS = {
+  in_bbox: param.custom(readBoundingBox)('minLon,minLat,maxLon,maxLat (degrees, min ≤ max).', '2.2,48.8,2.5,48.9'),
+  point: param.custom(readLonLat)('lon,lat; with `dist` and/or `ordering=distance`.', '2.3522,48.8566'),
+  dist: param.custom(readDistance, { type: 'number', minimum: 0, maximum: 20037509 })('Metres from `point` (0 to 20037509).', 5000),
+  ordering: param.oneOf('distance')('Nearest to `point` first.'),
 };
 
 /**
- * Reads the filters of `GET /twins/`. Unknown names and malformed values are 400s naming the
- * parameter; so are combinations that mean nothing (`dist` without `point`, `ordering=distance`
- * without `point`, `point` with neither `dist` nor `ordering=distance`).
+ * `GET /twins/` (docs/API.md, section 9), both forms. Combinations that mean nothing are 400s too
+ * (`dist` without `point`, `ordering=distance` without `point`, `point` with neither `dist` nor
+ * `ordering=distance`).
  */
-export function readTwinFilters(query: Record<string, unknown>): TwinFilters {
-  const filters = readQuery<TwinFilters>(
-    query,
-    {
-      is_public: params.boolean,
-      is_personal: params.boolean,
-      personality: params.uuid,
-      characteristics: params.list,
-      organization: params.uuid,
-      is_connection: params.boolean,
-      is_supplier: params.boolean,
-      ...SPATIAL_READERS,
-    },
-    { paginated: true },
-  );
-  checkSpatial(filters);
-  return filters;
-}
+export const TWIN_LIST_QUERY = declareQuery(
+  {
+    is_public: param.boolean('Only public twins (false: only non-public).'),
+    is_personal: param.boolean('Only twins created by the calling account (false: the others).'),
+    personality: param.uuid('Other twins sharing a characteristic with this twin, most shared first.'),
+    characteristics: param.list('Comma-separated; twins having all of them.', 'outdoors,history'),
+    organization: param.uuid('Only twins of this organization (that the caller can see).'),
+    is_connection: param.boolean('Only twins in the `connections` of the `X-Twin` twin (false: the others).'),
+    is_supplier: param.boolean('Only twins with a non-empty `personality.services` (false: the others).'),
+    ...SPATIAL_PARAMETERS,
+  },
+  { paginated: true, pageDocs: { maxSize: 10000, description: 'Default 50, at most 100; geo listing: default 1000, at most 10000.' }, check: checkSpatial },
+);
 
-/** Reads the filters of `GET /my/twins/`: only the spatial ones. */
-export function readOwnTwinFilters(query: Record<string, unknown>): SpatialFilters {
-  const filters = readQuery<SpatialFilters>(query, SPATIAL_READERS, { paginated: true });
-  checkSpatial(filters);
-  return filters;
-}
+/** `GET /my/twins/`: only the spatial filters. */
+export const OWN_TWIN_LIST_QUERY = declareQuery(SPATIAL_PARAMETERS, { paginated: true, check: checkSpatial });
 
-function checkSpatial(filters: SpatialFilters): void {
+export type TwinListQuery = QueryOf<typeof TWIN_LIST_QUERY.parameters, true>;
+export type OwnTwinListQuery = QueryOf<typeof OWN_TWIN_LIST_QUERY.parameters, true>;
+
+/** The filters of a twin list (its query without the page). */
+export type TwinFilters = Omit<TwinListQuery, 'page'>;
+export type SpatialFilters = Omit<OwnTwinListQuery, 'page'>;
+
+function checkSpatial(filters: { point?: LonLat; dist?: number; ordering?: 'distance' }): void {
   if (filters.dist !== undefined && !filters.point) throw invalidParameter('dist', 'dist needs point=lon,lat.');
   if (filters.ordering === 'distance' && !filters.point) throw invalidParameter('ordering', 'ordering=distance needs point=lon,lat.');
   if (filters.point && filters.dist === undefined && filters.ordering !== 'distance') {

@@ -1,5 +1,5 @@
-import { applyDecorators, Controller, Get, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiExtraModels, ApiHeader, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiExtraModels, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ActsAsTwin } from '../common/auth/route-access.js';
 import { Tenant } from '../common/auth/tenant.js';
@@ -7,20 +7,13 @@ import { absoluteRequestUrl, absoluteUrl } from '../common/http/request-url.js';
 import { ResourceBody, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { GEO_JSON_MEDIA_TYPE, JSON_API_MEDIA_TYPE } from '../common/json-api/resource.js';
 import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
-import { ApiDocument, ApiErrors, ApiPageQueries, ApiRequestDocument, ApiTenant } from '../common/openapi/docs.js';
+import { ApiDocument, ApiErrors, ApiQueryParameters, ApiRequestDocument, ApiTenant } from '../common/openapi/docs.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { CreateTwinAttributes, PersonalityAttributes, UpdateTwinAttributes } from './dto/twin-attributes.dto.js';
 import { LIST_DESCRIPTION, OWN_TWIN_LIST, TWIN_CREATE_REQUEST, TWIN_DETAIL, TWIN_GEO_LISTING, TWIN_LIST, TWIN_UPDATE_REQUEST } from './twin.openapi.js';
+import { OWN_TWIN_LIST_QUERY, TWIN_LIST_QUERY, type OwnTwinListQuery, type TwinListQuery } from './twin-filters.js';
 import { wantsGeoJson } from './twin-geo.js';
 import { TwinsService } from './twins.service.js';
-
-const SpatialQueries = () =>
-  applyDecorators(
-    ApiQuery({ name: 'in_bbox', required: false, type: String, description: 'minLon,minLat,maxLon,maxLat (degrees, min ≤ max).', example: '2.2,48.8,2.5,48.9' }),
-    ApiQuery({ name: 'point', required: false, type: String, description: 'lon,lat; with `dist` and/or `ordering=distance`.', example: '2.3522,48.8566' }),
-    ApiQuery({ name: 'dist', required: false, schema: { type: 'number', minimum: 0, maximum: 20037509 }, description: 'Metres from `point` (0 to 20037509).', example: 5000 }),
-    ApiQuery({ name: 'ordering', required: false, enum: ['distance'], description: 'Nearest to `point` first.' }),
-  );
 
 const LOCATION_HEADER = { Location: { description: 'The absolute URL of the twin (`GET /twins/<TWIN_ID>/`).', schema: { type: 'string', format: 'uri' } } };
 
@@ -38,15 +31,7 @@ export class TwinsController {
   @ApiOperation({ summary: 'List the twins the caller can see (JSON:API or GeoJSON map listing)', description: LIST_DESCRIPTION })
   @ApiTenant({ twin: 'optional' })
   @ApiHeader({ name: 'X-Twin', required: false, description: 'The acting twin; needed by `is_connection`.' })
-  @ApiQuery({ name: 'is_public', required: false, type: Boolean, description: 'Only public twins (false: only non-public).' })
-  @ApiQuery({ name: 'is_personal', required: false, type: Boolean, description: 'Only twins created by the calling account (false: the others).' })
-  @ApiQuery({ name: 'personality', required: false, type: String, format: 'uuid', description: 'Other twins sharing a characteristic with this twin, most shared first.' })
-  @ApiQuery({ name: 'characteristics', required: false, type: String, description: 'Comma-separated; twins having all of them.', example: 'outdoors,history' })
-  @ApiQuery({ name: 'organization', required: false, type: String, format: 'uuid', description: 'Only twins of this organization (that the caller can see).' })
-  @ApiQuery({ name: 'is_connection', required: false, type: Boolean, description: 'Only twins in the `connections` of the `X-Twin` twin (false: the others).' })
-  @ApiQuery({ name: 'is_supplier', required: false, type: Boolean, description: 'Only twins with a non-empty `personality.services` (false: the others).' })
-  @ApiPageQueries({ maxSize: 10000, description: 'Default 50, at most 100; geo listing: default 1000, at most 10000.' })
-  @SpatialQueries()
+  @ApiQueryParameters(TWIN_LIST_QUERY)
   @ApiResponse({
     status: 200,
     description: 'A page of twins (`application/vnd.api+json`, list form), or the map listing (`application/geo+json`).',
@@ -58,7 +43,7 @@ export class TwinsController {
   @ApiErrors(404)
   list(
     @Tenant() tenant: Tenant,
-    @Query() query: Record<string, unknown>,
+    @Query(TWIN_LIST_QUERY) query: TwinListQuery,
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
@@ -90,11 +75,10 @@ export class TwinsController {
       'Accepts the spatial filters `in_bbox`, `point`, `dist`, `ordering=distance` of `GET /twins/`.',
   })
   @ApiTenant()
-  @ApiPageQueries()
-  @SpatialQueries()
+  @ApiQueryParameters(OWN_TWIN_LIST_QUERY)
   @ApiDocument(200, OWN_TWIN_LIST, { description: '`{links, data: [twin], meta: {pagination}}` (own-twins form)' })
   @ApiErrors(404)
-  listOwn(@Tenant() tenant: Tenant, @Query() query: Record<string, unknown>) {
+  listOwn(@Tenant() tenant: Tenant, @Query(OWN_TWIN_LIST_QUERY) query: OwnTwinListQuery) {
     return this.twins.listOwn(tenant, query);
   }
 

@@ -3,12 +3,12 @@ import type { Tenant } from '../common/auth/tenant.js';
 import { ConcurrencyLimit } from '../common/concurrency.js';
 import { invalidDocument, invalidHeader, invalidParameter, notFound } from '../common/json-api/api-error.js';
 import { RawBody } from '../common/json-api/envelope.js';
-import { assertPageExists, Page, pageLinks, pageOfJson, paginationMeta, readPageRequest } from '../common/json-api/pagination.js';
+import { assertPageExists, Page, pageLinks, pageOfJson, pageRequest, paginationMeta } from '../common/json-api/pagination.js';
 import { assertIdMatchesPath, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { JsonText, type ResourceObject } from '../common/json-api/resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinAttributes } from './dto/twin-attributes.dto.js';
-import { readOwnTwinFilters, readTwinFilters, type TwinFilters } from './twin-filters.js';
+import type { OwnTwinListQuery, TwinFilters, TwinListQuery } from './twin-filters.js';
 import { readLocation } from './twin-geo.js';
 import { twinDetailResource } from './twin.resource.js';
 import { TwinsRepository, type TwinChanges, type TwinQuery } from './twins.repository.js';
@@ -51,16 +51,16 @@ export class TwinsService {
   ) {}
 
   /** `GET /twins/`: visible twins, filtered, one page. */
-  async list(tenant: Tenant, query: Record<string, unknown>): Promise<Page<JsonText>> {
-    const twinQuery = await this.resolve(tenant, readTwinFilters(query));
-    const page = readPageRequest(query, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
+  async list(tenant: Tenant, { page: pageParams, ...filters }: TwinListQuery): Promise<Page<JsonText>> {
+    const twinQuery = await this.resolve(tenant, filters);
+    const page = pageRequest(pageParams, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
     return pageOfJson(page, await this.twins.page(tenant, twinQuery, page, 'list'));
   }
 
   /** `GET /my/twins/`: the caller's organization's twins, one page. */
-  async listOwn(tenant: Tenant, query: Record<string, unknown>): Promise<Page<JsonText>> {
-    const twinQuery: TwinQuery = { ...readOwnTwinFilters(query), own: true };
-    const page = readPageRequest(query, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
+  async listOwn(tenant: Tenant, { page: pageParams, ...filters }: OwnTwinListQuery): Promise<Page<JsonText>> {
+    const twinQuery: TwinQuery = { ...filters, own: true };
+    const page = pageRequest(pageParams, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
     return pageOfJson(page, await this.twins.page(tenant, twinQuery, page, 'own'));
   }
 
@@ -69,9 +69,9 @@ export class TwinsService {
    * The FeatureCollection is JSON text made by PostgreSQL and spliced in unparsed; `data.meta` and
    * `data.links` repeat the page's pagination meta and links. Twins without a location are not counted.
    */
-  async geoList(tenant: Tenant, query: Record<string, unknown>, requestUrl: URL): Promise<RawBody<string>> {
-    const twinQuery = await this.resolve(tenant, readTwinFilters(query));
-    const request = readPageRequest(query, { defaultSize: this.config.geoPageSizeDefault, maxSize: this.config.geoPageSizeMax });
+  async geoList(tenant: Tenant, { page: pageParams, ...filters }: TwinListQuery, requestUrl: URL): Promise<RawBody<string>> {
+    const twinQuery = await this.resolve(tenant, filters);
+    const request = pageRequest(pageParams, { defaultSize: this.config.geoPageSizeDefault, maxSize: this.config.geoPageSizeMax });
     const { count, data: results } = await this.geoListings.run(request.size, () => this.twins.featureCollection(tenant, twinQuery, request));
     assertPageExists(request, count);
     const page = new Page(undefined, request, count);

@@ -2357,6 +2357,20 @@ export interface operations {
     TwinsController_list: {
         parameters: {
             query?: {
+                /** @description Only public twins (false: only non-public). */
+                is_public?: boolean;
+                /** @description Only twins created by the calling account (false: the others). */
+                is_personal?: boolean;
+                /** @description Other twins sharing a characteristic with this twin, most shared first. */
+                personality?: string;
+                /** @description Comma-separated; twins having all of them. */
+                characteristics?: string;
+                /** @description Only twins of this organization (that the caller can see). */
+                organization?: string;
+                /** @description Only twins in the `connections` of the `X-Twin` twin (false: the others). */
+                is_connection?: boolean;
+                /** @description Only twins with a non-empty `personality.services` (false: the others). */
+                is_supplier?: boolean;
                 /** @description minLon,minLat,maxLon,maxLat (degrees, min ≤ max). */
                 in_bbox?: string;
                 /** @description lon,lat; with `dist` and/or `ordering=distance`. */
@@ -2369,20 +2383,6 @@ export interface operations {
                 page_number?: number;
                 /** @description Default 50, at most 100; geo listing: default 1000, at most 10000. */
                 page_size?: number;
-                /** @description Only twins with a non-empty `personality.services` (false: the others). */
-                is_supplier?: boolean;
-                /** @description Only twins in the `connections` of the `X-Twin` twin (false: the others). */
-                is_connection?: boolean;
-                /** @description Only twins of this organization (that the caller can see). */
-                organization?: string;
-                /** @description Comma-separated; twins having all of them. */
-                characteristics?: string;
-                /** @description Other twins sharing a characteristic with this twin, most shared first. */
-                personality?: string;
-                /** @description Only twins created by the calling account (false: the others). */
-                is_personal?: boolean;
-                /** @description Only public twins (false: only non-public). */
-                is_public?: boolean;
             };
             header?: {
                 /** @description The acting twin; needed by `is_connection`. */
@@ -3102,14 +3102,18 @@ export interface operations {
     EventsController_list: {
         parameters: {
             query?: {
+                /** @description Events of this name (exact match). */
+                name?: string;
+                /** @description Events of this category (exact match). */
+                category?: string;
+                /** @description From this time on (inclusive), ISO 8601. */
+                since?: string;
+                /** @description Before this time (exclusive), ISO 8601. */
+                until?: string;
                 /** @description From 1; a page past the last one is a 404. */
                 page_number?: number;
                 /** @description Default 50, at most 100 (PAGE_SIZE_DEFAULT / PAGE_SIZE_MAX). */
                 page_size?: number;
-                until?: string;
-                since?: string;
-                category?: string;
-                name?: string;
             };
             header?: never;
             path?: never;
@@ -3990,16 +3994,16 @@ export interface operations {
     QuestsController_discover: {
         parameters: {
             query?: {
+                /** @description Creating twin id. */
+                owned_by?: string;
+                /** @description Names containing this (case-insensitive). */
+                name?: string;
+                /** @description Descriptions containing this (case-insensitive). */
+                description?: string;
                 /** @description From 1; a page past the last one is a 404. */
                 page_number?: number;
                 /** @description Default 50, at most 100 (PAGE_SIZE_DEFAULT / PAGE_SIZE_MAX). */
                 page_size?: number;
-                /** @description Descriptions containing this (case-insensitive). */
-                description?: unknown;
-                /** @description Names containing this (case-insensitive). */
-                name?: unknown;
-                /** @description Creating twin id. */
-                owned_by?: string;
             };
             header?: never;
             path?: never;
@@ -4748,17 +4752,20 @@ export interface operations {
     MyQuestsController_list: {
         parameters: {
             query?: {
+                /** @description true: the quests it created; false: its copies. */
+                is_original?: boolean;
+                /** @description Id of an original quest: its copy of that quest. */
+                original?: string;
+                /** @description Twin id. */
+                owned_by?: string;
+                /** @description Names containing this (case-insensitive). */
+                name?: string;
+                /** @description Descriptions containing this (case-insensitive). */
+                description?: string;
                 /** @description From 1; a page past the last one is a 404. */
                 page_number?: number;
                 /** @description Default 50, at most 100 (PAGE_SIZE_DEFAULT / PAGE_SIZE_MAX). */
                 page_size?: number;
-                description?: unknown;
-                name?: unknown;
-                /** @description Twin id. */
-                owned_by?: string;
-                /** @description Id of an original quest. */
-                original?: string;
-                is_original?: boolean;
             };
             header?: never;
             path?: never;

@@ -1,7 +1,9 @@
 import { ApiError } from '../../src/common/json-api/api-error';
-import { assertPageExists, loadPage, Page, pageCount, pageLinks, readPageRequest } from '../../src/common/json-api/pagination';
+import { assertPageExists, loadPage, Page, pageCount, pageLinks, pageRequest, readPageParams, type PageLimits } from '../../src/common/json-api/pagination';
 
 const limits = { defaultSize: 50, maxSize: 100 };
+/** What a paginated route does: the declaration reads the parameters, the service applies its limits. */
+const readPageRequest = (query: Record<string, unknown>, routeLimits: PageLimits) => pageRequest(readPageParams(query), routeLimits);
 
 describe('pagination', () => {
   it('defaults to the first page of the default size', () => {

@@ -1,5 +1,5 @@
 import { ApiError } from '../../src/common/json-api/api-error';
-import { readTwinFilters, readOwnTwinFilters } from '../../src/twins/twin-filters';
+import { OWN_TWIN_LIST_QUERY, TWIN_LIST_QUERY } from '../../src/twins/twin-filters';
 import { readBoundingBox, readDistance, readLocation, readLonLat, wantsGeoJson } from '../../src/twins/twin-geo';
 import { weekdayText } from '../../src/twins/twin.resource';
 
@@ -63,13 +63,13 @@ describe('spatial query readers', () => {
   });
 
   it('cross-parameter rules', () => {
-    expect(readTwinFilters({ point: '1,2', dist: '10' })).toEqual({ point: { lon: 1, lat: 2 }, dist: 10 });
-    expect(readTwinFilters({ point: '1,2', ordering: 'distance' })).toEqual({ point: { lon: 1, lat: 2 }, ordering: 'distance' });
-    expect(errorOf(() => readTwinFilters({ dist: '10' })).source).toEqual({ parameter: 'dist' });
-    expect(errorOf(() => readTwinFilters({ ordering: 'distance' })).source).toEqual({ parameter: 'ordering' });
-    expect(errorOf(() => readTwinFilters({ point: '1,2' })).source).toEqual({ parameter: 'point' });
-    expect(errorOf(() => readOwnTwinFilters({ is_public: 'true' })).source).toEqual({ parameter: 'is_public' });
-    expect(readTwinFilters({ characteristics: 'a, b', is_public: 'false', page_number: '2' })).toEqual({ characteristics: ['a', 'b'], is_public: false });
+    expect(TWIN_LIST_QUERY.read({ point: '1,2', dist: '10' })).toEqual({ point: { lon: 1, lat: 2 }, dist: 10, page: {} });
+    expect(TWIN_LIST_QUERY.read({ point: '1,2', ordering: 'distance' })).toEqual({ point: { lon: 1, lat: 2 }, ordering: 'distance', page: {} });
+    expect(errorOf(() => TWIN_LIST_QUERY.read({ dist: '10' })).source).toEqual({ parameter: 'dist' });
+    expect(errorOf(() => TWIN_LIST_QUERY.read({ ordering: 'distance' })).source).toEqual({ parameter: 'ordering' });
+    expect(errorOf(() => TWIN_LIST_QUERY.read({ point: '1,2' })).source).toEqual({ parameter: 'point' });
+    expect(errorOf(() => OWN_TWIN_LIST_QUERY.read({ is_public: 'true' })).source).toEqual({ parameter: 'is_public' });
+    expect(TWIN_LIST_QUERY.read({ characteristics: 'a, b', is_public: 'false', page_number: '2' })).toEqual({ characteristics: ['a', 'b'], is_public: false, page: { number: 2 } });
   });
 });
 

@@ -17,22 +17,31 @@ export const PAGE_PARAMETERS = ['page_number', 'page_size'] as const;
 
 const POSITIVE_INTEGER = /^[1-9]\d{0,9}$/;
 
-/** Reads `page_number` and `page_size`, refusing anything that is not a whole number in range. */
-export function readPageRequest(query: Record<string, unknown>, limits: PageLimits): PageRequest {
-  const number = readPositive(query, 'page_number', 1, Number.MAX_SAFE_INTEGER);
-  const size = readPositive(query, 'page_size', limits.defaultSize, limits.maxSize);
+/** `page_number` and `page_size` as given (positive whole numbers); the route's limits apply in `pageRequest`. */
+export interface PageParams {
+  number?: number;
+  size?: number;
+}
+
+export function readPageParams(query: Record<string, unknown>): PageParams {
+  return { number: readPositive(query, 'page_number'), size: readPositive(query, 'page_size') };
+}
+
+/** The page to read: the given page within the route's limits (a size above the maximum is a 400), defaults filled in. */
+export function pageRequest(params: PageParams, limits: PageLimits): PageRequest {
+  const number = params.number ?? 1;
+  if (params.size !== undefined && params.size > limits.maxSize) throw invalidParameter('page_size', `page_size must be at most ${limits.maxSize}.`);
+  const size = params.size ?? limits.defaultSize;
   return { number, size, offset: (number - 1) * size };
 }
 
-function readPositive(query: Record<string, unknown>, name: string, fallback: number, max: number): number {
+function readPositive(query: Record<string, unknown>, name: string): number | undefined {
   const raw = query[name];
-  if (raw === undefined) return fallback;
-  if (typeof raw !== 'string' || !POSITIVE_INTEGER.test(raw)) {
-    throw invalidParameter(name, `${name} must be a whole number from 1 to ${max}.`);
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || !POSITIVE_INTEGER.test(raw) || Number(raw) > Number.MAX_SAFE_INTEGER) {
+    throw invalidParameter(name, `${name} must be a whole number of at least 1.`);
   }
-  const value = Number(raw);
-  if (value > max) throw invalidParameter(name, `${name} must be at most ${max}.`);
-  return value;
+  return Number(raw);
 }
 
 /** Number of pages for a count; an empty list still has its first (empty) page. */

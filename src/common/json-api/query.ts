@@ -1,5 +1,6 @@
+import type { PipeTransform } from '@nestjs/common';
 import { invalidParameter } from './api-error.js';
-import { PAGE_PARAMETERS } from './pagination.js';
+import { PAGE_PARAMETERS, readPageParams, type PageParams } from './pagination.js';
 
 /** Reads one raw query value; throws `invalidParameter` when it is malformed. */
 export type ParamReader<T> = (raw: string, name: string) => T;
@@ -119,3 +120,84 @@ export function readQuery<T extends object>(
   }
   return result;
 }
+
+/** One query parameter, declared once: how its raw value is read, and how the OpenAPI document shows it. */
+export interface QueryParameter<T> {
+  read: ParamReader<T>;
+  /** The OpenAPI schema of the raw value. */
+  schema: Record<string, unknown>;
+  description?: string;
+  example?: unknown;
+}
+
+const declared =
+  <T>(read: ParamReader<T>, schema: Record<string, unknown>) =>
+  (description?: string, example?: unknown): QueryParameter<T> => ({ read, schema, description, example });
+
+/** Query parameter declarations of the value kinds `params` reads. */
+export const param = {
+  boolean: declared(params.boolean, { type: 'boolean' }),
+  uuid: declared(params.uuid, { type: 'string', format: 'uuid' }),
+  text: declared(params.text, { type: 'string' }),
+  list: declared(params.list, { type: 'string' }),
+  timestamp: declared(params.timestamp, { type: 'string' }),
+  number: (min: number, max: number) => declared(params.number(min, max), { type: 'number', minimum: min, maximum: max }),
+  oneOf: <T extends string>(...allowed: T[]) => declared(params.oneOf(...allowed), { type: 'string', enum: allowed }),
+  /** A kind of its own (a bounding box, a point…): its reader and the schema of its raw text. */
+  custom: <T>(read: ParamReader<T>, schema: Record<string, unknown> = { type: 'string' }) => declared(read, schema),
+};
+
+export type QueryParameters = Record<string, QueryParameter<unknown>>;
+
+/** What a declaration reads: each declared parameter that was given, typed; `page` on paginated routes. */
+export type QueryOf<P extends QueryParameters, Paginated extends boolean = false> = {
+  [K in keyof P]?: P[K] extends QueryParameter<infer T> ? T : never;
+} & (Paginated extends true ? { page: PageParams } : unknown);
+
+/** How the OpenAPI document describes a paginated route's `page_size` (the limits themselves are configuration). */
+export interface PageDocs {
+  defaultSize?: number;
+  maxSize?: number;
+  description?: string;
+}
+
+/**
+ * The query string of a route, declared once. The same declaration validates (as the route's
+ * `@Query(DECLARATION)` pipe: unknown, repeated and malformed parameters are 400s with
+ * `source.parameter`, before the controller runs), types what the service receives (`QueryOf`), and
+ * documents the parameters (`ApiQueryParameters` in common/openapi/docs.ts).
+ */
+export class QueryDeclaration<P extends QueryParameters, Paginated extends boolean = false> implements PipeTransform<unknown, QueryOf<P, Paginated>> {
+  private readonly readers: QueryReaders<Record<string, unknown>>;
+
+  constructor(
+    readonly parameters: P,
+    readonly options: { paginated?: Paginated; pageDocs?: PageDocs; check?: (values: QueryOf<P>) => void } = {},
+  ) {
+    this.readers = Object.fromEntries(Object.entries(parameters).map(([name, parameter]) => [name, parameter.read])) as QueryReaders<Record<string, unknown>>;
+  }
+
+  read(query: Record<string, unknown>): QueryOf<P, Paginated> {
+    const values = readQuery(query, this.readers, { paginated: this.options.paginated }) as QueryOf<P>;
+    this.options.check?.(values);
+    return (this.options.paginated ? { ...values, page: readPageParams(query) } : values) as QueryOf<P, Paginated>;
+  }
+
+  transform(value: unknown): QueryOf<P, Paginated> {
+    return this.read((value ?? {}) as Record<string, unknown>);
+  }
+}
+
+export function declareQuery<P extends QueryParameters, Paginated extends boolean = false>(
+  parameters: P,
+  options: { paginated?: Paginated; pageDocs?: PageDocs; check?: (values: QueryOf<P>) => void } = {},
+): QueryDeclaration<P, Paginated> {
+  return new QueryDeclaration(parameters, options);
+}
+
+/** A route that takes no query parameters: any given one is a 400 naming it. */
+export const NO_QUERY_PARAMETERS = declareQuery({});
+
+/** A paginated route with no filters: only `page_number` and `page_size`. */
+export const PAGE_ONLY_QUERY = declareQuery({}, { paginated: true });
+export type PageOnlyQuery = QueryOf<Record<never, never>, true>;

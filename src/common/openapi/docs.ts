@@ -12,6 +12,7 @@ import {
   type SchemaObject,
 } from '@nestjs/swagger';
 import { JSON_API_MEDIA_TYPE } from '../json-api/resource.js';
+import type { PageDocs, QueryDeclaration, QueryParameters } from '../json-api/query.js';
 import { ERROR_DOCUMENT, type DocumentSpec } from './schemas.js';
 
 /** Names of the security schemes declared in the OpenAPI document (see setupOpenApi). */
@@ -104,7 +105,7 @@ export function ApiRequestDocument(
 }
 
 /** `page_number` and `page_size` of a paginated list. */
-export function ApiPageQueries(options: { defaultSize?: number; maxSize?: number; description?: string } = {}) {
+function ApiPageQueries(options: PageDocs = {}) {
   const { defaultSize = 50, maxSize = 100 } = options;
   return applyDecorators(
     ApiQuery({ name: 'page_number', required: false, schema: { type: 'integer', minimum: 1, default: 1 }, description: 'From 1; a page past the last one is a 404.' }),
@@ -114,6 +115,16 @@ export function ApiPageQueries(options: { defaultSize?: number; maxSize?: number
       schema: { type: 'integer', minimum: 1, maximum: maxSize, default: defaultSize },
       description: options.description ?? `Default ${defaultSize}, at most ${maxSize} (PAGE_SIZE_DEFAULT / PAGE_SIZE_MAX).`,
     }),
+  );
+}
+
+/** The OpenAPI parameters of a route's query string, from its declaration (common/json-api/query.ts). */
+export function ApiQueryParameters(declaration: QueryDeclaration<QueryParameters, boolean>) {
+  return applyDecorators(
+    ...Object.entries(declaration.parameters).map(([name, parameter]) =>
+      ApiQuery({ name, required: false, schema: parameter.schema, description: parameter.description, example: parameter.example }),
+    ),
+    ...(declaration.options.paginated ? [ApiPageQueries(declaration.options.pageDocs)] : []),
   );
 }
 
