@@ -77,4 +77,70 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
     // Compared as canonical text: toEqual would not see an own "__proto__" member.
     expect(canonicalJson(await merge(stored, patch))).toBe('{"constructor":{"prototype":2},"keep":true,"toString":1,"valueOf":[1]}');
   });
+
+  describe('the timeline page', () => {
+    let timeline: TwinTenant;
+    const at = (minute: number) => `2026-03-01T10:${String(minute).padStart(2, '0')}:00.000001Z`;
+
+    beforeAll(async () => {
+      const created: TestTenant = await app.tenant();
+      timeline = { account: { id: created.accountId, name: 'Test account' }, organization: { id: created.organizationId, name: 'Test organization' }, twin: { id: created.twinId }, tokenId: created.tokenId };
+      const rows = [
+        ['e1', 'walk', 'sport', 1],
+        ['e2', 'walk', 'leisure', 2],
+        ['e3', 'read', 'leisure', 3],
+        ['e4', 'walk', 'sport', 4],
+      ] as const;
+      for (const [name, event, category, minute] of rows) {
+        await sql.query('INSERT INTO events (id, organization_id, twin_id, name, category, data, "timestamp") VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+          uuidv7(),
+          timeline.organization.id,
+          timeline.twin.id,
+          event,
+          category,
+          { label: name },
+          at(minute),
+        ]);
+      }
+    });
+
+    const labels = async (filter: Parameters<EventsRepository['pageTimeline']>[1], page = { number: 1, size: 50, offset: 0 }) => {
+      const counted = await repository.pageTimeline(timeline, filter, page);
+      return { count: Number(counted.count), labels: (JSON.parse(counted.data) as { attributes: { data: { label: string } } }[]).map((e) => e.attributes.data.label) };
+    };
+
+    it('is newest first, filtered by name, category, since (inclusive) and until (exclusive), and counted exactly', async () => {
+      expect(await labels({})).toEqual({ count: 4, labels: ['e4', 'e3', 'e2', 'e1'] });
+      expect(await labels({ name: 'walk' })).toEqual({ count: 3, labels: ['e4', 'e2', 'e1'] });
+      expect(await labels({ name: 'walk', category: 'sport' })).toEqual({ count: 2, labels: ['e4', 'e1'] });
+      expect(await labels({ since: at(2), until: at(4) })).toEqual({ count: 2, labels: ['e3', 'e2'] });
+      expect(await labels({}, { number: 2, size: 3, offset: 3 })).toEqual({ count: 4, labels: ['e1'] });
+      expect(await labels({}, { number: 3, size: 3, offset: 6 })).toEqual({ count: 4, labels: [] });
+    });
+
+    it('sends the statements committed in the snapshot', async () => {
+      const sent: string[] = [];
+      const spy = jest.spyOn(sql, 'query').mockImplementation(function (this: Sql, text: string, parameters?: unknown[]) {
+        sent.push(text);
+        return Sql.prototype.query.call(this, text, parameters);
+      });
+      const statement = async (run: () => Promise<unknown>) => {
+        sent.length = 0;
+        await run();
+        expect(sent).toHaveLength(1);
+        return sent[0];
+      };
+      try {
+        const id = uuidv7();
+        const statements = {
+          'timeline page, filtered': await statement(() => repository.pageTimeline(timeline, { name: 'walk', since: at(1) }, { number: 1, size: 50, offset: 0 })),
+          'insert (POST /events/)': await statement(() => repository.insert(timeline, { id, name: 'n', category: 'c', data: {} }, 'events_channel')),
+          'update (PATCH /events/<id>/)': await statement(() => repository.update(timeline, id, { data: { a: 1 } }, 'events_channel', { maxDataTextBytes: 1000 })),
+        };
+        for (const [name, text] of Object.entries(statements)) expect(text).toMatchSnapshot(name);
+      } finally {
+        spy.mockRestore();
+      }
+    });
+  });
 });

@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import type { TwinTenant } from '../../src/common/auth/tenant';
+import { Sql } from '../../src/database/sql';
+import { QuestsRepository } from '../../src/quests/quests.repository';
+import { TestApp, type TestTenant } from '../support/test-app';
+
+/**
+ * QuestsRepository's discovery filters and embark, straight against the database (both kinds), and
+ * their SQL committed as snapshots (see twins-repository.e2e-spec.ts). Names carry a marker made for
+ * this run, so other tests' quests never match.
+ */
+describe('QuestsRepository (SQL)', () => {
+  let app: TestApp;
+  let quests: QuestsRepository;
+  let sql: Sql;
+  let maker: TwinTenant;
+  let hidden: TwinTenant;
+  let caller: TwinTenant;
+  const marker = `q${randomUUID().slice(0, 8)}`;
+  const ids: Record<string, string> = {};
+  const tenantOf = (created: TestTenant): TwinTenant => ({
+    account: { id: created.accountId, name: 'Test account' },
+    organization: { id: created.organizationId, name: 'Test organization' },
+    twin: { id: created.twinId },
+    tokenId: created.tokenId,
+  });
+
+  beforeAll(async () => {
+    app = await TestApp.start();
+    quests = app.app.get(QuestsRepository);
+    sql = app.app.get(Sql);
+    maker = tenantOf(await app.tenant());
+    hidden = tenantOf(await app.tenant());
+    caller = tenantOf(await app.tenant());
+    // The maker's twin is public, so its public quests are in everyone's feed; the hidden one's twin is not.
+    await sql.query('UPDATE twins SET public = true WHERE id = $1', [maker.twin.id]);
+    const add = async (name: string, owner: TwinTenant, description: string, isPublic: boolean) => {
+      ids[name] = await quests.insert(owner, { name: `${marker} ${name}`, summary: '', description, summaryImageId: null, price: '1.50' });
+      await sql.query('UPDATE quests SET public = $2, created = $3 WHERE id = $1', [ids[name], isPublic, `2026-02-0${Object.keys(ids).length}T00:00:00Z`]);
+    };
+    await add('River walk', maker, 'Along the river', true);
+    await add('Museum tour', maker, 'Old maps and river boats', true);
+    await add('Draft', maker, 'Not published', false);
+    await add('Hidden walk', hidden, 'A walk nobody outside can see', true);
+  });
+  afterAll(() => app.close());
+
+  const feed = async (filters: Parameters<QuestsRepository['pageDiscovery']>[1]) => {
+    const counted = await quests.pageDiscovery(caller, { name: marker, ...filters }, { number: 1, size: 50, offset: 0 }, 'http://x/images/');
+    const byId = Object.fromEntries(Object.entries(ids).map(([name, id]) => [id, name]));
+    return { count: Number(counted.count), names: (JSON.parse(counted.data) as { id: string }[]).map((quest) => byId[quest.id] ?? quest.id) };
+  };
+
+  it('the discovery feed: public quests of visible twins, newest first, filtered by name, description and owner', async () => {
+    expect(await feed({})).toEqual({ count: 2, names: ['Museum tour', 'River walk'] });
+    expect(await feed({ description: 'RIVER' })).toEqual({ count: 2, names: ['Museum tour', 'River walk'] });
+    expect(await feed({ name: `${marker} river` })).toEqual({ count: 1, names: ['River walk'] });
+    expect(await feed({ owned_by: maker.twin.id })).toEqual({ count: 2, names: ['Museum tour', 'River walk'] });
+    expect(await feed({ owned_by: hidden.twin.id })).toEqual({ count: 0, names: [] });
+  });
+
+  it('embark: a copy for the acting twin; a quest it cannot read is not found', async () => {
+    const outcome = await quests.embark(caller, ids['River walk']);
+    expect(outcome).toMatchObject({ readable: true, mine: false, is_copy: false });
+    expect(outcome!.copy).toMatchObject({ twin_id: caller.twin.id, original_id: ids['River walk'], price: '1.50', task_count: 0 });
+    expect(await quests.embark(caller, ids['Hidden walk'])).toMatchObject({ readable: false, copy: null });
+  });
+
+  it('sends the statements committed in the snapshot', async () => {
+    const sent: string[] = [];
+    const spy = jest.spyOn(sql, 'query').mockImplementation(function (this: Sql, text: string, parameters?: unknown[]) {
+      sent.push(text);
+      return Sql.prototype.query.call(this, text, parameters);
+    });
+    const statement = async (run: () => Promise<unknown>) => {
+      sent.length = 0;
+      await run();
+      expect(sent).toHaveLength(1);
+      return sent[0];
+    };
+    try {
+      const statements = {
+        'discovery feed, filtered': await statement(() => quests.pageDiscovery(caller, { name: marker, owned_by: maker.twin.id }, { number: 1, size: 50, offset: 0 }, 'http://x/images/')),
+        embark: await statement(() => quests.embark(caller, ids['Museum tour'])),
+      };
+      for (const [name, text] of Object.entries(statements)) expect(text).toMatchSnapshot(name);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
