@@ -3,6 +3,7 @@ import { canonicalJson } from '../../src/events/event-data';
 import { EventsRepository } from '../../src/events/events.repository';
 import { Sql } from '../../src/database/sql';
 import { uuidv7 } from '../../src/events/uuidv7';
+import { recordStatements } from '../support/sql-statements';
 import { TestApp, TestTenant } from '../support/test-app';
 
 /**
@@ -119,17 +120,7 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
     });
 
     it('sends the statements committed in the snapshot', async () => {
-      const sent: string[] = [];
-      const spy = jest.spyOn(sql, 'query').mockImplementation(function (this: Sql, text: string, parameters?: unknown[]) {
-        sent.push(text);
-        return Sql.prototype.query.call(this, text, parameters);
-      });
-      const statement = async (run: () => Promise<unknown>) => {
-        sent.length = 0;
-        await run();
-        expect(sent).toHaveLength(1);
-        return sent[0];
-      };
+      const { statement, restore } = recordStatements(sql);
       try {
         const id = uuidv7();
         const statements = {
@@ -139,7 +130,7 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
         };
         for (const [name, text] of Object.entries(statements)) expect(text).toMatchSnapshot(name);
       } finally {
-        spy.mockRestore();
+        restore();
       }
     });
   });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { TwinTenant } from '../../src/common/auth/tenant';
 import { Sql } from '../../src/database/sql';
 import { QuestsRepository } from '../../src/quests/quests.repository';
+import { recordStatements } from '../support/sql-statements';
 import { TestApp, type TestTenant } from '../support/test-app';
 
 /**
@@ -67,17 +68,7 @@ describe('QuestsRepository (SQL)', () => {
   });
 
   it('sends the statements committed in the snapshot', async () => {
-    const sent: string[] = [];
-    const spy = jest.spyOn(sql, 'query').mockImplementation(function (this: Sql, text: string, parameters?: unknown[]) {
-      sent.push(text);
-      return Sql.prototype.query.call(this, text, parameters);
-    });
-    const statement = async (run: () => Promise<unknown>) => {
-      sent.length = 0;
-      await run();
-      expect(sent).toHaveLength(1);
-      return sent[0];
-    };
+    const { statement, restore } = recordStatements(sql);
     try {
       const statements = {
         'discovery feed, filtered': await statement(() => quests.pageDiscovery(caller, { name: marker, owned_by: maker.twin.id }, { number: 1, size: 50, offset: 0 }, 'http://x/images/')),
@@ -85,7 +76,7 @@ describe('QuestsRepository (SQL)', () => {
       };
       for (const [name, text] of Object.entries(statements)) expect(text).toMatchSnapshot(name);
     } finally {
-      spy.mockRestore();
+      restore();
     }
   });
 });

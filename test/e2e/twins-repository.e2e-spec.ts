@@ -3,6 +3,7 @@ import type { Tenant } from '../../src/common/auth/tenant';
 import type { CountedJson, PageRequest } from '../../src/common/json-api/pagination';
 import { Sql } from '../../src/database/sql';
 import { TwinsRepository, type TwinQuery } from '../../src/twins/twins.repository';
+import { recordStatements } from '../support/sql-statements';
 import { TestApp, type TestTenant } from '../support/test-app';
 
 /**
@@ -134,17 +135,7 @@ describe('TwinsRepository (SQL)', () => {
   });
 
   it('sends the statements committed in the snapshot', async () => {
-    const sent: string[] = [];
-    const spy = jest.spyOn(sql, 'query').mockImplementation(function (this: Sql, text: string, parameters?: unknown[]) {
-      sent.push(text);
-      return Sql.prototype.query.call(this, text, parameters);
-    });
-    const statement = async (run: () => Promise<unknown>) => {
-      sent.length = 0;
-      await run();
-      expect(sent).toHaveLength(1);
-      return sent[0];
-    };
+    const { statement, restore } = recordStatements(sql);
     try {
       const point = { lon: 150.0, lat: -40.0 };
       const statements = {
@@ -160,7 +151,7 @@ describe('TwinsRepository (SQL)', () => {
       };
       for (const [name, text] of Object.entries(statements)) expect(text).toMatchSnapshot(name);
     } finally {
-      spy.mockRestore();
+      restore();
     }
   });
 });
