@@ -21,7 +21,13 @@ const TOP = ['^src/app[.][^/]+$', '^src/main[.]ts$', '^src/cli/'];
 // The only imports from one feature into another. Each entry names the files, not just the folder, so
 // that a new kind of coupling is a deliberate change here, with its reason.
 const CROSS_FEATURE = {
+  twins: [
+    // `include=organization` adds each listed twin's organization, in that feature's resource form.
+    '^src/organizations/organization[.]resource[.]ts$',
+  ],
   quests: [
+    // `include=twin` (and a task's `place`) adds twins in the twins feature's list form.
+    '^src/twins/twin[.]resource[.]ts$',
     // Which twins a tenant may see is one rule, written once as SQL; quest discovery filters by it.
     '^src/twins/twin-visibility[.]ts$',
     // A quest's cover is an image of the images feature: the module imports it for ImageLinks and
@@ -30,6 +36,8 @@ const CROSS_FEATURE = {
     '^src/images/images[.]module[.]ts$',
     '^src/images/images[.]repository[.]ts$',
     '^src/images/image-links[.]ts$',
+    // `include=images,summary-image` adds the images in the images feature's resource form.
+    '^src/images/image[.]resource[.]ts$',
     '^src/images/image[.]openapi[.]ts$',
   ],
   admin: [

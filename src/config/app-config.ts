@@ -48,6 +48,8 @@ export interface AppConfig {
   corsOrigins: string[];
   /** Public base URL used in absolute links; derived from the request when unset. */
   publicUrl: string | undefined;
+  /** The key signing page cursors (at least 32 characters); unset: a random key kept in the database (service_keys). */
+  cursorSecret: string | undefined;
   nodeEnv: string;
   /**
    * How timeline changes reach `GET /events/stream`: `postgres` (LISTEN/NOTIFY, across instances) or
@@ -158,6 +160,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       .map((origin) => origin.trim())
       .filter(Boolean),
     publicUrl: read.url('PUBLIC_URL', ['http:', 'https:']),
+    cursorSecret: read.optional('CURSOR_SECRET'),
     nodeEnv: read.string('NODE_ENV', 'development'),
     eventBus: read.oneOf('EVENT_BUS', ['postgres', 'memory'] as const, env.DATABASE_URL ? 'postgres' : 'memory'),
     eventStreamHeartbeatMs: read.integer('EVENT_STREAM_HEARTBEAT_MS', 15_000, 50, 3_600_000),
@@ -167,6 +170,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
   }
   if (config.idleTimeoutMs <= config.eventStreamHeartbeatMs) {
     read.problems.push('IDLE_TIMEOUT_MS must exceed EVENT_STREAM_HEARTBEAT_MS, or idle event streams would be cut');
+  }
+  if (config.cursorSecret !== undefined && config.cursorSecret.length < 32) {
+    read.problems.push('CURSOR_SECRET must be at least 32 characters');
   }
   if (config.pageSizeDefault > config.pageSizeMax) {
     read.problems.push('PAGE_SIZE_DEFAULT must not exceed PAGE_SIZE_MAX');

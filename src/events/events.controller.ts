@@ -10,7 +10,7 @@ import { ResourceBody, type ResourceDocument } from '../common/json-api/resource
 import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
 import { ApiDocument, ApiErrors, ApiQueryParameters, ApiRequestDocument, ApiTenant } from '../common/openapi/docs.js';
 import { NO_QUERY_PARAMETERS } from '../common/json-api/query.js';
-import { TIMELINE_QUERY, type TimelineQuery } from './timeline-query.js';
+import { EVENT_QUERY, TIMELINE_QUERY, type EventQuery, type TimelineQuery } from './timeline-query.js';
 import { CreateEventAttributes, UpdateEventAttributes } from './dto/event.dto.js';
 import { MAX_EVENT_DATA_BYTES, readIdempotencyKey } from './event-data.js';
 import {
@@ -122,7 +122,7 @@ export class EventsController {
   @ApiOperation({
     summary: "The X-Twin twin's timeline, newest first",
     description:
-      'Ordered by `timestamp` then id, both descending. Filters: `name` and `category` (exact match), `since` (inclusive) and `until` (exclusive), ISO 8601 timestamps (UTC unless an offset is given). Paginated with `page_number`/`page_size` (default 50, max 100); a page past the last is a 404.',
+      'Ordered by `timestamp` then id, both descending (`sort=timestamp`: both ascending). Filters: `name` and `category` (exact match), `since` (inclusive) and `until` (exclusive), ISO 8601 timestamps (UTC unless an offset is given). Paginated with `page_number`/`page_size` (default 50, max 100; a page past the last is a 404), or by cursor (`page_after`/`page_before`): keyset pages, as fast deep in the timeline as at its start.',
   })
   @ApiQueryParameters(TIMELINE_QUERY)
   @ApiDocument(200, EVENT_PAGE, { description: '`{links, data: [event], meta: {pagination}}`' })
@@ -159,10 +159,11 @@ export class EventsController {
   @Get(':id')
   @ApiOperation({ summary: 'One event of the X-Twin timeline', description: 'Events of other twins (even of the same organization) answer 404.' })
   @ApiParam({ name: 'id', example: EVENT_ID })
+  @ApiQueryParameters(EVENT_QUERY)
   @ApiDocument(200, EVENT_DOCUMENT, { description: '`{data: event}`' })
   @ApiErrors({ 404: ERROR_404 })
-  get(@Tenant() tenant: TwinTenant, @Param('id', UuidParam) id: string) {
-    return this.events.get(tenant, id);
+  get(@Tenant() tenant: TwinTenant, @Param('id', UuidParam) id: string, @Query(EVENT_QUERY) query: EventQuery) {
+    return this.events.get(tenant, id, query);
   }
 
   @Patch(':id')

@@ -1,15 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
 import { SqlParams } from '../database/sql-params.js';
-import { events, idempotencyKeys, select, type ColumnOf, type Row } from '../database/schema/index.js';
-import { isoTimestampSql } from '../database/timestamps.js';
+import { events, idempotencyKeys, select, type Row } from '../database/schema/index.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
+import type { CursorRequest } from '../common/json-api/cursor.js';
 import type { ResourceObject } from '../common/json-api/resource.js';
+import { keysetOrder, keysetPageSql, type KeysetKey, type KeysetRows } from '../database/keyset.js';
+import { EVENT_COLUMNS, eventJsonSql, type EventRow } from './event.resource.js';
 
-/** An event as the wire forms need it (event.resource.ts). */
-const EVENT_COLUMNS = ['id', 'name', 'category', 'data', 'timestamp'] as const satisfies readonly ColumnOf<typeof events>[];
-export type EventRow = Pick<Row<typeof events>, (typeof EVENT_COLUMNS)[number]>;
+export type { EventRow };
+
 
 export interface TimelineFilter {
   name?: string;
@@ -48,12 +49,23 @@ const MERGED_DATA = `(data || $6::jsonb) - ARRAY(SELECT key FROM jsonb_each($6::
 /** PostgreSQL's NOTIFY payload limit is 8000 bytes; bigger events are announced by id only. */
 const NOTIFY_PAYLOAD_MAX = 7900;
 
+/** The JSON:API resource of row `e`, built in SQL for the NOTIFY payload. */
+const EVENT_JSON = eventJsonSql('e');
+
 /**
- * The JSON:API resource of row `e`, built in SQL for timeline pages and the NOTIFY payload (eventResource's
- * shape; test/e2e/resource-json.e2e-spec.ts proves them equal).
+ * The timeline's order: `timestamp` then id, both descending unless `ascending` (sort=timestamp); either
+ * way events_timeline_idx (twin_id, timestamp DESC, id DESC) answers it, forwards or backwards.
  */
-const EVENT_JSON = `json_build_object('type', 'events', 'id', e.id, 'attributes', json_build_object(
-    'name', e.name, 'category', e.category, 'data', e.data, 'timestamp', ${isoTimestampSql('e."timestamp"')}))`;
+const timelineKeys = (ascending: boolean): KeysetKey[] => [
+  { sql: (a) => `${a}."timestamp"`, cast: '::timestamptz', descending: !ascending },
+  { sql: (a) => `${a}.id`, cast: '::uuid', descending: !ascending },
+];
+
+/** How a timeline page is read and written: its order, and the fieldset of its events. */
+export interface TimelineDocument {
+  ascending?: boolean;
+  fieldset?: ReadonlySet<string>;
+}
 
 /**
  * `, pg_notify(…)` of a change to row `e`, evaluated in the writing statement so that PostgreSQL
@@ -149,19 +161,37 @@ export class EventsRepository {
    * A page of the timeline as JSON text, newest first (equal timestamps by id, newest first too), and
    * the count, in one statement; the events are only read when the page is within the count.
    */
-  async pageTimeline(tenant: TwinTenant, filter: TimelineFilter, page: PageRequest): Promise<CountedJson> {
-    const { where, values } = timelineWhere(tenant, filter);
-    const size = `$${values.length + 1}::int`;
-    const offset = `$${values.length + 2}::bigint`;
+  async pageTimeline(tenant: TwinTenant, filter: TimelineFilter, page: PageRequest, document: TimelineDocument = {}): Promise<CountedJson> {
+    const { where, params } = timelineWhere(tenant, filter);
+    const size = params.add(page.size, '::int');
+    const offset = params.add(page.offset, '::bigint');
+    const order = keysetOrder(timelineKeys(document.ascending ?? false), 'e');
     const rows: CountedJson[] = await this.sql.query(
       `SELECT c.count, CASE WHEN ${offset} < c.count THEN (
-                SELECT coalesce(json_agg(${EVENT_JSON} ORDER BY e."timestamp" DESC, e.id DESC), '[]'::json)::text
-                  FROM (SELECT * FROM events e WHERE ${where} ORDER BY e."timestamp" DESC, e.id DESC LIMIT ${size} OFFSET ${offset}) e)
+                SELECT coalesce(json_agg(${eventJsonSql('e', document.fieldset)} ORDER BY ${order}), '[]'::json)::text
+                  FROM (SELECT * FROM events e WHERE ${where} ORDER BY ${order} LIMIT ${size} OFFSET ${offset}) e)
               ELSE '[]' END AS data
          FROM (SELECT count(*) AS count FROM events e WHERE ${where}) c`,
-      [...values, page.size, page.offset],
+      params.values,
     );
     return rows[0];
+  }
+
+  /** A keyset page of the timeline (keyset.ts): an index range scan from the position, however deep. */
+  async keysetTimeline(tenant: TwinTenant, filter: TimelineFilter, request: CursorRequest, document: TimelineDocument = {}): Promise<KeysetRows> {
+    const { where, params } = timelineWhere(tenant, filter, 't');
+    const sql = keysetPageSql(
+      {
+        rows: (condition, order, limit) => `SELECT * FROM events t WHERE ${where} AND ${condition} ORDER BY ${order} LIMIT ${limit}`,
+        keys: timelineKeys(document.ascending ?? false),
+        items: (pageRows, order) => `(SELECT coalesce(json_agg(${eventJsonSql('t', document.fieldset)} ORDER BY ${order}), '[]'::json)::text FROM (${pageRows}) t)`,
+        direction: request.direction,
+        position: request.position,
+        size: request.size,
+      },
+      params,
+    );
+    return (await this.sql.query(sql, params.values))[0];
   }
 
   /** Events created after `afterId` (UUIDv7 order = creation order), oldest first: the stream's replay. */
@@ -224,12 +254,13 @@ export class EventsRepository {
   }
 }
 
-function timelineWhere(tenant: TwinTenant, filter: TimelineFilter): { where: string; values: unknown[] } {
+/** The timeline's conditions over the events row aliased `e`. */
+function timelineWhere(tenant: TwinTenant, filter: TimelineFilter, e = 'e'): { where: string; params: SqlParams } {
   const p = new SqlParams();
-  const clauses = [`e.twin_id = ${p.add(tenant.twin.id)}`, `e.organization_id = ${p.add(tenant.organization.id)}`];
-  if (filter.name !== undefined) clauses.push(`e.name = ${p.add(filter.name)}`);
-  if (filter.category !== undefined) clauses.push(`e.category = ${p.add(filter.category)}`);
-  if (filter.since !== undefined) clauses.push(`e."timestamp" >= ${p.add(filter.since, '::timestamptz')}`);
-  if (filter.until !== undefined) clauses.push(`e."timestamp" < ${p.add(filter.until, '::timestamptz')}`);
-  return { where: clauses.join(' AND '), values: p.values };
+  const clauses = [`${e}.twin_id = ${p.add(tenant.twin.id)}`, `${e}.organization_id = ${p.add(tenant.organization.id)}`];
+  if (filter.name !== undefined) clauses.push(`${e}.name = ${p.add(filter.name)}`);
+  if (filter.category !== undefined) clauses.push(`${e}.category = ${p.add(filter.category)}`);
+  if (filter.since !== undefined) clauses.push(`${e}."timestamp" >= ${p.add(filter.since, '::timestamptz')}`);
+  if (filter.until !== undefined) clauses.push(`${e}."timestamp" < ${p.add(filter.until, '::timestamptz')}`);
+  return { where: clauses.join(' AND '), params: p };
 }

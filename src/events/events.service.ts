@@ -3,7 +3,9 @@ import { Sql } from '../database/sql.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import { conflict, invalidDocument, invalidHeader, notFound, unprocessable } from '../common/json-api/api-error.js';
-import { type Page, pageOfJson, pageRequest } from '../common/json-api/pagination.js';
+import { cursorPageOfJson, cursorRequest, cursorScope, CursorCodec, type CursorPage } from '../common/json-api/cursor.js';
+import { isCursorPaging, type Page, pageOfJson, pageRequest } from '../common/json-api/pagination.js';
+import { sparseResource } from '../common/json-api/representation.js';
 import { isUuid } from '../common/json-api/query.js';
 import { assertIdMatchesPath, type ResourceDocument } from '../common/json-api/resource-body.js';
 import type { JsonText, ResourceObject } from '../common/json-api/resource.js';
@@ -13,7 +15,7 @@ import { EventBus, type EventChange } from './event-bus.js';
 import { eventResource } from './event.resource.js';
 import { EventStreams, type OpenStreamOptions, type StreamMessage } from './event-streams.js';
 import { EventsRepository, type EventChanges, type EventRow } from './events.repository.js';
-import type { TimelineQuery } from './timeline-query.js';
+import type { EventQuery, TimelineQuery } from './timeline-query.js';
 import { uuidv7 } from './uuidv7.js';
 
 /** Idempotency keys are honoured for at least this long. */
@@ -36,6 +38,7 @@ export class EventsService {
     private readonly events: EventsRepository,
     private readonly bus: EventBus,
     private readonly streams: EventStreams,
+    private readonly cursors: CursorCodec,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -73,15 +76,22 @@ export class EventsService {
     return outcome;
   }
 
-  async get(tenant: TwinTenant, id: string): Promise<ResourceObject> {
+  async get(tenant: TwinTenant, id: string, { fields }: EventQuery = { fields: {}, include: new Set() }): Promise<ResourceObject> {
     const row = await this.events.find(tenant, id);
     if (!row) throw notFound('No such event on the timeline of this twin.');
-    return eventResource(row);
+    return sparseResource(eventResource(row), fields);
   }
 
-  async list(tenant: TwinTenant, { page: pageParams, ...filter }: TimelineQuery): Promise<Page<JsonText>> {
-    const page = pageRequest(pageParams, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
-    return pageOfJson(page, await this.events.pageTimeline(tenant, filter, page));
+  /** `GET /events/`: newest first unless `sort=timestamp`; numbered or keyset pages. */
+  async list(tenant: TwinTenant, { page: pageParams, fields, include: _include, sort, ...filter }: TimelineQuery): Promise<Page<JsonText> | CursorPage> {
+    const limits = { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax };
+    const document = { ascending: sort !== undefined && !sort[0].descending, fieldset: fields.events };
+    if (isCursorPaging(pageParams)) {
+      const request = cursorRequest(pageParams, limits, this.cursors, cursorScope('events', sort ?? [{ key: 'timestamp', descending: true }]));
+      return cursorPageOfJson(request, await this.events.keysetTimeline(tenant, filter, request, document), this.cursors);
+    }
+    const page = pageRequest(pageParams, limits);
+    return pageOfJson(page, await this.events.pageTimeline(tenant, filter, page, document));
   }
 
   /**

@@ -1,4 +1,5 @@
 import { declareQuery, param, type QueryOf } from '../common/json-api/query.js';
+import { EVENT_FIELDS } from './event.resource.js';
 
 /** `GET /events/`: the X-Twin twin's timeline, filtered (docs/API.md, section 14). */
 export const TIMELINE_QUERY = declareQuery(
@@ -8,7 +9,11 @@ export const TIMELINE_QUERY = declareQuery(
     since: param.timestamp('From this time on (inclusive), ISO 8601.', '2026-11-21T00:00:00Z'),
     until: param.timestamp('Before this time (exclusive), ISO 8601.', '2026-11-22T00:00:00.000000Z'),
   },
-  { paginated: true },
+  { paginated: true, cursor: true, sort: ['timestamp'], fields: { events: EVENT_FIELDS } },
 );
 
 export type TimelineQuery = QueryOf<typeof TIMELINE_QUERY.parameters, true>;
+
+/** `GET /events/<EVENT_ID>`: sparse fieldsets only. */
+export const EVENT_QUERY = declareQuery({}, { fields: { events: EVENT_FIELDS } });
+export type EventQuery = QueryOf<typeof EVENT_QUERY.parameters>;

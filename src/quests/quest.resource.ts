@@ -1,4 +1,5 @@
 import { identifier, type ResourceObject } from '../common/json-api/resource.js';
+import { memberNames, resourceJsonSql, type ResourceSql } from '../common/json-api/resource-sql.js';
 import { imageContentUrlSql, type ImageUrl } from '../images/image-links.js';
 import { isoTimestampSql } from '../database/timestamps.js';
 import { moneyToJson } from '../common/money.js';
@@ -76,22 +77,66 @@ export function questResource(row: QuestRow, imageUrl: ImageUrl): ResourceObject
 }
 
 /**
- * questResource as SQL, for the feed: the JSON resource of the quests row `q` joined as FULL_FROM joins
- * it (`t` its twin, `o` its original, `ot` the original's twin), `imagesBase` the SQL of the absolute
- * URL of `/images/`. test/e2e/resource-json.e2e-spec.ts proves it equal to questResource.
+ * questResource as SQL: the quests row `q` joined as QUEST_JOINS joins it (`t` its twin, `o` its
+ * original, `ot` the original's twin), `imagesBase` the SQL of the absolute URL of `/images/`.
+ * test/e2e/resource-json.e2e-spec.ts proves it equal to questResource.
  */
-export const questJsonSql = (imagesBase: string) => `json_build_object('type', 'quests', 'id', q.id, 'attributes', json_build_object(
-    'created', ${isoTimestampSql('q.created')}, 'modified', ${isoTimestampSql('q.modified')}, 'name', q.name, 'summary', q.summary,
-    'description', q.description, 'summary-image-url', ${imageContentUrlSql(imagesBase, 'q.summary_image_id')}, 'public', q.public,
-    'price', coalesce(q.price, 0), 'twin-metadata', json_build_object('id', q.twin_id, 'name', t.name, 'description', t.description),
-    'original-twin-metadata', CASE WHEN o.twin_id IS NOT NULL THEN json_build_object('id', o.twin_id, 'name', ot.name, 'description', ot.description) END,
-    'task-count', (SELECT count(*) FROM quest_tasks k WHERE k.quest_id = q.id)),
-  'relationships', json_build_object(
-    'images', json_build_object('data', CASE WHEN q.summary_image_id IS NULL THEN '[]'::json ELSE json_build_array(json_build_object('type', 'images', 'id', q.summary_image_id)) END,
-                                'meta', json_build_object('count', CASE WHEN q.summary_image_id IS NULL THEN 0 ELSE 1 END)),
-    'summary-image', json_build_object('data', CASE WHEN q.summary_image_id IS NOT NULL THEN json_build_object('type', 'images', 'id', q.summary_image_id) END),
-    'twin', json_build_object('data', json_build_object('type', 'twins', 'id', q.twin_id)),
-    'original', json_build_object('data', CASE WHEN q.original_id IS NOT NULL THEN json_build_object('type', 'quests', 'id', q.original_id) END)))`;
+const questSql = (imagesBase: string): ResourceSql => ({
+  type: 'quests',
+  id: 'q.id',
+  attributes: {
+    created: isoTimestampSql('q.created'),
+    modified: isoTimestampSql('q.modified'),
+    name: 'q.name',
+    summary: 'q.summary',
+    description: 'q.description',
+    'summary-image-url': imageContentUrlSql(imagesBase, 'q.summary_image_id'),
+    public: 'q.public',
+    price: 'coalesce(q.price, 0)',
+    'twin-metadata': `json_build_object('id', q.twin_id, 'name', t.name, 'description', t.description)`,
+    'original-twin-metadata': `CASE WHEN o.twin_id IS NOT NULL THEN json_build_object('id', o.twin_id, 'name', ot.name, 'description', ot.description) END`,
+    'task-count': '(SELECT count(*) FROM quest_tasks k WHERE k.quest_id = q.id)',
+  },
+  relationships: {
+    images: `json_build_object('data', CASE WHEN q.summary_image_id IS NULL THEN '[]'::json ELSE json_build_array(json_build_object('type', 'images', 'id', q.summary_image_id)) END,
+                               'meta', json_build_object('count', CASE WHEN q.summary_image_id IS NULL THEN 0 ELSE 1 END))`,
+    'summary-image': `json_build_object('data', CASE WHEN q.summary_image_id IS NOT NULL THEN json_build_object('type', 'images', 'id', q.summary_image_id) END)`,
+    twin: `json_build_object('data', json_build_object('type', 'twins', 'id', q.twin_id))`,
+    original: `json_build_object('data', CASE WHEN q.original_id IS NOT NULL THEN json_build_object('type', 'quests', 'id', q.original_id) END)`,
+  },
+});
+
+/** How the full form's SQL joins the quest `q` to what it shows. */
+export const QUEST_JOINS = `JOIN twins t ON t.id = q.twin_id
+    LEFT JOIN quests o ON o.id = q.original_id
+    LEFT JOIN twins ot ON ot.id = o.twin_id`;
+
+export const questJsonSql = (imagesBase: string, fieldset?: ReadonlySet<string>): string => resourceJsonSql(questSql(imagesBase), fieldset);
+
+/** What `fields[quests]` may name (the full form). */
+export const QUEST_FIELDS = memberNames(questSql("''"));
+
+/** taskResource as SQL of the quest_tasks row aliased `k`. */
+const taskSql = (k: string): ResourceSql => ({
+  type: 'tasks',
+  id: `${k}.id`,
+  attributes: {
+    name: `${k}.name`,
+    description: `${k}.description`,
+    position: `${k}.position`,
+    created: isoTimestampSql(`${k}.created`),
+    modified: isoTimestampSql(`${k}.modified`),
+  },
+  relationships: {
+    quest: `json_build_object('data', json_build_object('type', 'quests', 'id', ${k}.quest_id))`,
+    place: `json_build_object('data', CASE WHEN ${k}.place_twin_id IS NOT NULL THEN json_build_object('type', 'twins', 'id', ${k}.place_twin_id) END)`,
+  },
+});
+
+export const taskJsonSql = (k: string, fieldset?: ReadonlySet<string>): string => resourceJsonSql(taskSql(k), fieldset);
+
+/** What `fields[tasks]` may name. */
+export const TASK_FIELDS = memberNames(taskSql('k'));
 
 export function taskResource(row: TaskRow): ResourceObject {
   return {

@@ -21,8 +21,7 @@ import {
   TASK_PAGE,
 } from './quest.openapi.js';
 import { QuestsService } from './quests.service.js';
-import { PAGE_ONLY_QUERY, type PageOnlyQuery } from '../common/json-api/query.js';
-import { DISCOVERY_QUERY, MY_QUESTS_QUERY, type DiscoveryQuery, type MyQuestsQuery } from './quest-query.js';
+import { DISCOVERY_QUERY, MY_QUESTS_QUERY, QUEST_QUERY, TASKS_QUERY, type DiscoveryQuery, type MyQuestsQuery, type QuestQuery, type TasksQuery } from './quest-query.js';
 
 const FULL_FORM =
   'Full form: attributes `created`, `modified`, `name`, `summary`, `description`, `summary-image-url` (absolute URL of ' +
@@ -51,7 +50,7 @@ export class QuestsController {
   @Get()
   @ApiOperation({
     summary: 'Discovery feed',
-    description: `Public quests whose creating twin the caller can see (public twins, supplier twins and the twins of the caller's organization), newest first, paginated. ${TEXT_FILTERS} ${FULL_FORM}`,
+    description: `Public quests whose creating twin the caller can see (public twins, supplier twins and the twins of the caller's organization), newest first (or as \`sort\` says), paginated by number or by cursor. ${TEXT_FILTERS} ${FULL_FORM}`,
   })
   @ApiQueryParameters(DISCOVERY_QUERY)
   @ApiDocument(200, QUEST_PAGE, { description: '`{links, data: [quest], meta: {pagination}}` (full form)' })
@@ -135,10 +134,10 @@ export class QuestsController {
     summary: 'A quest\'s tasks',
     description: 'Ordered by `position`, paginated. Readable for the twin\'s own quests and the quests of its discovery feed; others → 404.',
   })
-  @ApiQueryParameters(PAGE_ONLY_QUERY)
-  @ApiDocument(200, TASK_PAGE, { description: '`{links, data: [task], meta: {pagination}}`' })
+  @ApiQueryParameters(TASKS_QUERY)
+  @ApiDocument(200, TASK_PAGE, { description: '`{links, data: [task], meta: {pagination}}` (with `include=place`, `included`: the places the caller can see)' })
   @ApiErrors({ 404: QUEST_NOT_FOUND })
-  listTasks(@Tenant() tenant: TwinTenant, @Param('questId', UuidParam) questId: string, @Query(PAGE_ONLY_QUERY) query: PageOnlyQuery) {
+  listTasks(@Tenant() tenant: TwinTenant, @Param('questId', UuidParam) questId: string, @Query(TASKS_QUERY) query: TasksQuery) {
     return this.quests.listTasks(tenant, questId, query);
   }
 
@@ -190,14 +189,15 @@ export class MyQuestsController {
   @ApiDocument(200, MY_QUEST_PAGE, { description: '`{links, data: [quest], meta: {pagination}}` (full form)' })
   @ApiErrors({ 404: '`not_found`: a page past the last one.' })
   list(@Tenant() tenant: TwinTenant, @Query(MY_QUESTS_QUERY) query: MyQuestsQuery, @Req() request: FastifyRequest) {
-    return this.quests.listMine(tenant, query, this.links.forRequest(request));
+    return this.quests.listMine(tenant, query, this.links.imagesBase(request));
   }
 
   @Get(':questId')
   @ApiOperation({ summary: 'One of the acting twin\'s quests', description: `A quest the \`X-Twin\` twin created or its copy; any other → 404. ${FULL_FORM}` })
+  @ApiQueryParameters(QUEST_QUERY)
   @ApiDocument(200, QUEST_DOCUMENT, { description: '`{data: quest}` (full form)' })
   @ApiErrors({ 404: '`not_found`: not a quest of the `X-Twin` twin (created by it, or its copy).' })
-  get(@Tenant() tenant: TwinTenant, @Param('questId', UuidParam) questId: string, @Req() request: FastifyRequest) {
-    return this.quests.getMine(tenant, questId, this.links.forRequest(request));
+  get(@Tenant() tenant: TwinTenant, @Param('questId', UuidParam) questId: string, @Query(QUEST_QUERY) query: QuestQuery, @Req() request: FastifyRequest) {
+    return this.quests.getMine(tenant, questId, query, this.links.imagesBase(request));
   }
 }

@@ -3,10 +3,15 @@ import { Sql } from '../database/sql.js';
 import { SqlParams } from '../database/sql-params.js';
 import type { Tenant, TwinTenant } from '../common/auth/tenant.js';
 import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
+import type { CursorRequest } from '../common/json-api/cursor.js';
+import type { Fieldsets, SortDirective } from '../common/json-api/representation.js';
+import { keysetOrder, keysetPageSql, type KeysetKey, type KeysetRows } from '../database/keyset.js';
 import { visibleTwinSql } from '../twins/twin-visibility.js';
+import { twinJsonSql } from '../twins/twin.resource.js';
+import { imageJsonSql } from '../images/image.resource.js';
 import { isoTimestampSql } from '../database/timestamps.js';
 import { questTasks, quests, select, type Row } from '../database/schema/index.js';
-import { questJsonSql, type QuestRow, type TaskRow } from './quest.resource.js';
+import { QUEST_JOINS, questJsonSql, taskJsonSql, type QuestRow, type TaskRow } from './quest.resource.js';
 
 /** What `embark` found and did. */
 export interface EmbarkOutcome {
@@ -75,12 +80,45 @@ const FULL_FROM = `
     LEFT JOIN quests o ON o.id = q.original_id
     LEFT JOIN twins ot ON ot.id = o.twin_id`;
 
-const ORDER = `ORDER BY q.created DESC, q.id DESC`;
+/** Keys of `sort` on quests, with the cast of a cursor's position values. */
+const SORT_KEYS: Record<string, { sql: (q: string) => string; cast: string }> = {
+  name: { sql: (q) => `${q}.name`, cast: '::text' },
+  created: { sql: (q) => `${q}.created`, cast: '::timestamptz' },
+  price: { sql: (q) => `${q}.price`, cast: '::numeric' },
+};
+
+/** Newest first unless `sort` says otherwise; the id breaks ties (in the direction of the last key). */
+const NEWEST_FIRST: readonly SortDirective[] = [{ key: 'created', descending: true }];
+function questKeys(sort: readonly SortDirective[] = NEWEST_FIRST): KeysetKey[] {
+  const keys = sort.map(({ key, descending }): KeysetKey => ({ ...SORT_KEYS[key], descending }));
+  keys.push({ sql: (q) => `${q}.id`, cast: '::uuid', descending: sort[sort.length - 1].descending });
+  return keys;
+}
+
+/** How a page of quests is written: the images URL base, sparse fieldsets, included relationships, order. */
+export interface QuestDocument {
+  imagesBase: string;
+  fields: Fieldsets;
+  include: ReadonlySet<string>;
+  sort?: readonly SortDirective[];
+}
+
+/** How a page of tasks is written. */
+export interface TaskDocument {
+  fields: Fieldsets;
+  include: ReadonlySet<string>;
+}
+
+/** The two quest lists: their rows (`q`, with the twin `t` where visibility needs it). */
+export type QuestList = 'discovery' | 'mine';
+const LIST_FROM: Record<QuestList, string> = { discovery: 'quests q JOIN twins t ON t.id = q.twin_id', mine: 'quests q' };
 
 /** The acting twin's own quest ($1 organization, $2 acting twin; `q` quests). */
 const OWN_QUEST = `(q.organization_id = $1 AND q.twin_id = $2)`;
 /** A quest the acting twin may read: its own, or a public one of a twin it can see (`t` the quest's twin). */
-const READABLE_QUEST = `(${OWN_QUEST} OR (q.public AND ${visibleTwinSql('t', '$1')}))`;
+const readableQuestSql = (organization: string, twin: string) =>
+  `((q.organization_id = ${organization} AND q.twin_id = ${twin}) OR (q.public AND ${visibleTwinSql('t', organization)}))`;
+const READABLE_QUEST = readableQuestSql('$1', '$2');
 
 const TASK_COLUMNS = select(questTasks, 'k');
 
@@ -103,57 +141,99 @@ function textFilters(filters: DiscoveryFilters, params: SqlParams): string[] {
 export class QuestsRepository {
   constructor(private readonly sql: Sql) {}
 
-  /** The discovery feed: public quests whose creating twin the tenant can see. */
-  private discoveryWhere(tenant: Tenant, filters: DiscoveryFilters): { where: string; params: SqlParams } {
-    const params = new SqlParams();
-    const organization = params.add(tenant.organization.id);
-    const where = [`q.public`, visibleTwinSql('t', organization), ...textFilters(filters, params)];
-    return { where: where.join(' AND '), params };
+  /**
+   * The resources `include` adds to the quests in the CTE `page` ($1 organization, $2 acting twin),
+   * each once, as JSON array text: their twins (list form), the originals the acting twin may read
+   * (not those already in the page), and images (`images` and `summary-image` name the same ones today).
+   */
+  private includedSql(document: QuestDocument, imagesBase: string, tenant: TwinTenant, params: SqlParams): string | undefined {
+    const parts: string[] = [];
+    if (document.include.has('twin')) {
+      parts.push(`SELECT ${twinJsonSql('list', 'tw', document.fields.twins)} AS r, 'twins' AS type, tw.id FROM twins tw WHERE tw.id IN (SELECT p.twin_id FROM page p)`);
+    }
+    if (document.include.has('original')) {
+      parts.push(`SELECT ${questJsonSql(imagesBase, document.fields.quests)} AS r, 'quests' AS type, q.id FROM quests q ${QUEST_JOINS}
+          WHERE q.id IN (SELECT p.original_id FROM page p) AND q.id NOT IN (SELECT p.id FROM page p) AND ${readableQuestSql(params.add(tenant.organization.id, '::uuid'), params.add(tenant.twin.id, '::uuid'))}`);
+    }
+    if (document.include.has('images') || document.include.has('summary-image')) {
+      parts.push(`SELECT ${imageJsonSql('i', imagesBase, document.fields.images)} AS r, 'images' AS type, i.id FROM images i WHERE i.id IN (SELECT p.summary_image_id FROM page p)`);
+    }
+    if (parts.length === 0) return undefined;
+    return `(SELECT coalesce(json_agg(x.r ORDER BY x.type, x.id), '[]'::json)::text FROM (${parts.join('\n UNION ALL ')}) x)`;
   }
 
-  /** The acting twin's quests: those it created and its copies of others' (both have `twin_id` = the twin). */
-  private mineWhere(tenant: TwinTenant, filters: MyQuestFilters): { where: string; params: SqlParams } {
+  /** The conditions of a list. */
+  private listWhere(list: QuestList, tenant: TwinTenant, filters: MyQuestFilters): { where: string; params: SqlParams } {
     const params = new SqlParams();
-    const where = [`q.organization_id = ${params.add(tenant.organization.id)}`, `q.twin_id = ${params.add(tenant.twin.id)}`];
+    const organization = params.add(tenant.organization.id, '::uuid');
+    const where =
+      list === 'discovery' ? [`q.public`, visibleTwinSql('t', organization)] : [`q.organization_id = ${organization}`, `q.twin_id = ${params.add(tenant.twin.id, '::uuid')}`];
     if (filters.is_original !== undefined) where.push(filters.is_original ? `q.original_id IS NULL` : `q.original_id IS NOT NULL`);
-    if (filters.original !== undefined) where.push(`q.original_id = ${params.add(filters.original)}`);
+    if (filters.original !== undefined) where.push(`q.original_id = ${params.add(filters.original, '::uuid')}`);
     where.push(...textFilters(filters, params));
     return { where: where.join(' AND '), params };
   }
 
   /**
-   * A page of the discovery feed as JSON text (questJsonSql; `imagesBase` the absolute URL of
-   * `/images/`) and its count, in one statement; the quests are only read when the page is within the count.
+   * A page of a quest list (the discovery feed, or the acting twin's quests) as JSON text and its count,
+   * in one statement; the quests are only read and built when the page is within the count.
    */
-  async pageDiscovery(tenant: Tenant, filters: DiscoveryFilters, page: PageRequest, imagesBase: string): Promise<CountedJson> {
-    const { where, params } = this.discoveryWhere(tenant, filters);
+  async page(list: QuestList, tenant: TwinTenant, filters: MyQuestFilters, page: PageRequest, document: QuestDocument): Promise<CountedJson & { included: string | null }> {
+    const { where, params } = this.listWhere(list, tenant, filters);
+    const imagesBase = params.add(document.imagesBase, '::text');
     const offset = params.add(page.offset, '::bigint');
-    const rows: CountedJson[] = await this.sql.query(
-      `SELECT c.count, CASE WHEN ${offset} < c.count THEN (
-                SELECT coalesce(json_agg(${questJsonSql(params.add(imagesBase, '::text'))} ORDER BY q.created DESC, q.id DESC), '[]'::json)::text
-                  FROM (SELECT q.* FROM quests q JOIN twins t ON t.id = q.twin_id WHERE ${where} ${ORDER} LIMIT ${params.add(page.size, '::int')} OFFSET ${offset}) q
-                  JOIN twins t ON t.id = q.twin_id
-                  LEFT JOIN quests o ON o.id = q.original_id
-                  LEFT JOIN twins ot ON ot.id = o.twin_id)
-              ELSE '[]' END AS data
-         FROM (SELECT count(*) AS count FROM quests q JOIN twins t ON t.id = q.twin_id WHERE ${where}) c`,
+    const order = keysetOrder(questKeys(document.sort), 'q');
+    const included = this.includedSql(document, imagesBase, tenant, params);
+    const rows: (CountedJson & { included: string | null })[] = await this.sql.query(
+      `WITH page AS MATERIALIZED (
+         SELECT q.*, row_number() OVER (ORDER BY ${order}) AS n FROM ${LIST_FROM[list]} WHERE ${where}
+          ORDER BY ${order} LIMIT ${params.add(page.size, '::int')} OFFSET ${offset})
+       SELECT c.count,
+              CASE WHEN ${offset} < c.count THEN (
+                SELECT coalesce(json_agg(${questJsonSql(imagesBase, document.fields.quests)} ORDER BY q.n), '[]'::json)::text FROM page q ${QUEST_JOINS})
+              ELSE '[]' END AS data,
+              ${included ? `CASE WHEN ${offset} < c.count THEN ${included} ELSE '[]' END` : 'NULL::text'} AS included
+         FROM (SELECT count(*) AS count FROM ${LIST_FROM[list]} WHERE ${where}) c`,
       params.values,
     );
     return rows[0];
   }
 
-  async countMine(tenant: TwinTenant, filters: MyQuestFilters): Promise<number> {
-    const { where, params } = this.mineWhere(tenant, filters);
-    const rows: { count: number }[] = await this.sql.query(`SELECT count(*) AS count FROM quests q WHERE ${where}`, params.values);
-    return rows[0].count;
+  /** A keyset page of a quest list (keyset.ts), without a count. */
+  async keysetPage(list: QuestList, tenant: TwinTenant, filters: MyQuestFilters, request: CursorRequest, document: QuestDocument): Promise<KeysetRows> {
+    const { where, params } = this.listWhere(list, tenant, filters);
+    const imagesBase = params.add(document.imagesBase, '::text');
+    const sql = keysetPageSql(
+      {
+        alias: 'q',
+        rows: (condition, order, limit) => `SELECT q.* FROM ${LIST_FROM[list]} WHERE ${where} AND ${condition} ORDER BY ${order} LIMIT ${limit}`,
+        keys: questKeys(document.sort),
+        items: (pageRows, order) =>
+          `(SELECT coalesce(json_agg(${questJsonSql(imagesBase, document.fields.quests)} ORDER BY ${order}), '[]'::json)::text FROM (${pageRows}) q ${QUEST_JOINS})`,
+        included: this.includedSql(document, imagesBase, tenant, params),
+        direction: request.direction,
+        position: request.position,
+        size: request.size,
+      },
+      params,
+    );
+    return (await this.sql.query(sql, params.values))[0];
   }
 
-  async pageMine(tenant: TwinTenant, filters: MyQuestFilters, page: PageRequest): Promise<QuestRow[]> {
-    const { where, params } = this.mineWhere(tenant, filters);
-    return this.sql.query(
-      `${FULL_SELECT} ${FULL_FROM} WHERE ${where} ${ORDER} LIMIT ${params.add(page.size)} OFFSET ${params.add(page.offset)}`,
+  /** One of the acting twin's quests in the full form, as `document` says (JSON text built by PostgreSQL). */
+  async findMineJson(tenant: TwinTenant, id: string, document: QuestDocument): Promise<{ data: string; included: string | null } | undefined> {
+    const params = new SqlParams();
+    params.add(tenant.organization.id, '::uuid');
+    params.add(tenant.twin.id, '::uuid');
+    const quest = params.add(id, '::uuid');
+    const imagesBase = params.add(document.imagesBase, '::text');
+    const rows: { data: string; included: string | null }[] = await this.sql.query(
+      `WITH page AS MATERIALIZED (SELECT q.* FROM quests q WHERE q.organization_id = $1 AND q.twin_id = $2 AND q.id = ${quest})
+       SELECT ${questJsonSql(imagesBase, document.fields.quests)}::text AS data, ${this.includedSql(document, imagesBase, tenant, params) ?? 'NULL::text'} AS included
+         FROM page q ${QUEST_JOINS}`,
       params.values,
     );
+    return rows[0];
   }
 
   /** One of the acting twin's quests in the full form. */
@@ -287,16 +367,29 @@ export class QuestsRepository {
     return rows[0];
   }
 
-  async countTasks(questId: string): Promise<number> {
-    const rows: { count: number }[] = await this.sql.query(`SELECT count(*) AS count FROM quest_tasks WHERE quest_id = $1`, [questId]);
-    return rows[0].count;
-  }
-
-  async pageTasks(questId: string, page: PageRequest): Promise<TaskRow[]> {
-    return this.sql.query(
-      `SELECT ${TASK_COLUMNS} FROM quest_tasks k WHERE k.quest_id = $1 ORDER BY k.position, k.created, k.id LIMIT $2 OFFSET $3`,
-      [questId, page.size, page.offset],
+  /**
+   * A page of a quest's tasks in `position` order as JSON text, with the count, in one statement;
+   * `include=place` adds the places the caller can see ($1 organization).
+   */
+  async pageTasks(tenant: TwinTenant, questId: string, page: PageRequest, document: TaskDocument): Promise<CountedJson & { included: string | null }> {
+    const params = new SqlParams();
+    const quest = params.add(questId, '::uuid');
+    const offset = params.add(page.offset, '::bigint');
+    const included = document.include.has('place')
+      ? `(SELECT coalesce(json_agg(${twinJsonSql('list', 'tw', document.fields.twins)} ORDER BY tw.id), '[]'::json)::text
+            FROM twins tw WHERE tw.id IN (SELECT p.place_twin_id FROM page p) AND ${visibleTwinSql('tw', params.add(tenant.organization.id, '::uuid'))})`
+      : undefined;
+    const rows: (CountedJson & { included: string | null })[] = await this.sql.query(
+      `WITH page AS MATERIALIZED (
+         SELECT k.*, row_number() OVER (ORDER BY k.position, k.created, k.id) AS n FROM quest_tasks k WHERE k.quest_id = ${quest}
+          ORDER BY k.position, k.created, k.id LIMIT ${params.add(page.size, '::int')} OFFSET ${offset})
+       SELECT c.count,
+              CASE WHEN ${offset} < c.count THEN (SELECT coalesce(json_agg(${taskJsonSql('k', document.fields.tasks)} ORDER BY k.n), '[]'::json)::text FROM page k) ELSE '[]' END AS data,
+              ${included ? `CASE WHEN ${offset} < c.count THEN ${included} ELSE '[]' END` : 'NULL::text'} AS included
+         FROM (SELECT count(*) AS count FROM quest_tasks WHERE quest_id = ${quest}) c`,
+      params.values,
     );
+    return rows[0];
   }
 
   /** Whether the tenant can see the twin (the twin visibility rule): a task's place must be one. */

@@ -2,21 +2,25 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import { conflict, forbidden, invalidDocument, notFound } from '../common/json-api/api-error.js';
-import { loadPage, type Page, pageOfJson, pageRequest, type PageParams } from '../common/json-api/pagination.js';
+import { cursorPageOfJson, cursorRequest, cursorScope, CursorCodec, type CursorPage } from '../common/json-api/cursor.js';
+import { isCursorPaging, type Page, pageOfJson, pageRequest, type PageParams } from '../common/json-api/pagination.js';
+import type { SortDirective } from '../common/json-api/representation.js';
 import { assertIdMatchesPath, readToOne, type ResourceDocument } from '../common/json-api/resource-body.js';
-import type { JsonText, ResourceObject } from '../common/json-api/resource.js';
+import { JsonText, type ResourceObject } from '../common/json-api/resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { ImageUrl } from '../images/image-links.js';
 import { ImagesRepository } from '../images/images.repository.js';
 import type { CreateQuestAttributes, CreateTaskAttributes, UpdateQuestAttributes } from './dto/quest.dto.js';
 import { canonicalPrice } from '../common/money.js';
 import { createdQuestResource, questResource, taskResource } from './quest.resource.js';
-import { type LockedQuest, type QuestChanges, QuestsRepository } from './quests.repository.js';
-import type { DiscoveryQuery, MyQuestsQuery } from './quest-query.js';
-import type { PageOnlyQuery } from '../common/json-api/query.js';
+import { type LockedQuest, type MyQuestFilters, type QuestChanges, type QuestDocument, type QuestList, QuestsRepository } from './quests.repository.js';
+import type { DiscoveryQuery, MyQuestsQuery, QuestQuery, TasksQuery } from './quest-query.js';
 
 
 const SUMMARY_IMAGE = '/data/attributes/summary-image';
+
+/** The quest lists' own order (cursor scopes name it). */
+const NEWEST_FIRST: readonly SortDirective[] = [{ key: 'created', descending: true }];
 
 /** SQLSTATE 23505 on the given constraint, however TypeORM wrapped the driver error. */
 function isUniqueViolation(error: unknown, constraint: string): boolean {
@@ -40,6 +44,7 @@ export class QuestsService {
     private readonly sql: Sql,
     private readonly quests: QuestsRepository,
     private readonly images: ImagesRepository,
+    private readonly cursors: CursorCodec,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -47,26 +52,32 @@ export class QuestsService {
     return pageRequest(params, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
   }
 
-  /** `imagesBase`: the absolute URL of `/images/` (ImageLinks.imagesBase). */
-  async discover(tenant: TwinTenant, { page: pageParams, ...filters }: DiscoveryQuery, imagesBase: string): Promise<Page<JsonText>> {
-    const page = this.pageRequest(pageParams);
-    return pageOfJson(page, await this.quests.pageDiscovery(tenant, filters, page, imagesBase));
+  /** `GET /quests/`; `imagesBase`: the absolute URL of `/images/` (ImageLinks.imagesBase). */
+  discover(tenant: TwinTenant, { page, fields, include, sort, ...filters }: DiscoveryQuery, imagesBase: string): Promise<Page<JsonText> | CursorPage> {
+    return this.list('discovery', tenant, filters, page, { imagesBase, fields, include, sort });
   }
 
-  async listMine(tenant: TwinTenant, { page: pageParams, ...filters }: MyQuestsQuery, url: ImageUrl): Promise<Page<ResourceObject[]>> {
-    const page = this.pageRequest(pageParams);
-    return loadPage(
-      page,
-      () => this.quests.countMine(tenant, filters),
-      () => this.quests.pageMine(tenant, filters, page),
-      (row) => questResource(row, url),
-    );
+  /** `GET /my/quests/` */
+  listMine(tenant: TwinTenant, { page, fields, include, sort, ...filters }: MyQuestsQuery, imagesBase: string): Promise<Page<JsonText> | CursorPage> {
+    return this.list('mine', tenant, filters, page, { imagesBase, fields, include, sort });
   }
 
-  async getMine(tenant: TwinTenant, id: string, url: ImageUrl): Promise<ResourceObject> {
-    const row = await this.quests.findMine(tenant, id);
-    if (!row) throw notFound('No such quest among the acting twin\'s quests.');
-    return questResource(row, url);
+  /** A page of a quest list, numbered or keyset. */
+  private async list(list: QuestList, tenant: TwinTenant, filters: MyQuestFilters, params: PageParams, document: QuestDocument): Promise<Page<JsonText> | CursorPage> {
+    if (isCursorPaging(params)) {
+      const limits = { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax };
+      const request = cursorRequest(params, limits, this.cursors, cursorScope(`quests-${list}`, document.sort ?? NEWEST_FIRST));
+      return cursorPageOfJson(request, await this.quests.keysetPage(list, tenant, filters, request, document), this.cursors);
+    }
+    const page = this.pageRequest(params);
+    return pageOfJson(page, await this.quests.page(list, tenant, filters, page, document));
+  }
+
+  /** `GET /my/quests/<QUEST_ID>` */
+  async getMine(tenant: TwinTenant, id: string, { fields, include }: QuestQuery, imagesBase: string): Promise<JsonText> {
+    const quest = await this.quests.findMineJson(tenant, id, { imagesBase, fields, include });
+    if (!quest) throw notFound('No such quest among the acting twin\'s quests.');
+    return new JsonText(quest.data, quest.included ?? undefined);
   }
 
   async create(tenant: TwinTenant, document: ResourceDocument<CreateQuestAttributes>): Promise<ResourceObject> {
@@ -141,10 +152,10 @@ export class QuestsService {
     }
   }
 
-  async listTasks(tenant: TwinTenant, questId: string, query: PageOnlyQuery): Promise<Page<ResourceObject[]>> {
-    const page = this.pageRequest(query.page);
+  async listTasks(tenant: TwinTenant, questId: string, { page: pageParams, fields, include }: TasksQuery): Promise<Page<JsonText>> {
+    const page = this.pageRequest(pageParams);
     if (!(await this.quests.isReadable(tenant, questId))) throw notFound('No such quest.');
-    return loadPage(page, () => this.quests.countTasks(questId), () => this.quests.pageTasks(questId, page), taskResource);
+    return pageOfJson(page, await this.quests.pageTasks(tenant, questId, page, { fields, include }));
   }
 
   async createTask(tenant: TwinTenant, questId: string, document: ResourceDocument<CreateTaskAttributes>): Promise<ResourceObject> {

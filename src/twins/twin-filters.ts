@@ -1,6 +1,17 @@
 import { invalidParameter } from '../common/json-api/api-error.js';
 import { declareQuery, param, type QueryOf } from '../common/json-api/query.js';
+import type { SortDirective } from '../common/json-api/representation.js';
+import { ORGANIZATION_FIELDS } from '../organizations/organization.resource.js';
 import { readBoundingBox, readDistance, readLonLat, type LonLat } from './twin-geo.js';
+import { TWIN_FIELDS } from './twin.resource.js';
+
+/** `sort` of the twin lists; `distance` needs `point`. */
+const TWIN_SORT = ['name', 'created', 'modified', 'distance'];
+/** A twin's organization may be included, and fields of both chosen. */
+const representation = (form: keyof typeof TWIN_FIELDS) => ({
+  fields: { twins: TWIN_FIELDS[form], organizations: ORGANIZATION_FIELDS },
+  include: ['organization'],
+});
 
 /** The spatial part, accepted by both twin lists (`/twins/`, its geo form, and `/my/twins/`). */
 const SPATIAL_PARAMETERS = {
@@ -26,23 +37,36 @@ export const TWIN_LIST_QUERY = declareQuery(
     is_supplier: param.boolean('Only twins with a non-empty `personality.services` (false: the others).'),
     ...SPATIAL_PARAMETERS,
   },
-  { paginated: true, pageDocs: { maxSize: 10000, description: 'Default 50, at most 100; geo listing: default 1000, at most 10000.' }, check: checkSpatial },
+  {
+    paginated: true,
+    cursor: true,
+    pageDocs: { maxSize: 10000, description: 'Default 50, at most 100; geo listing: default 1000, at most 10000.' },
+    check: checkSpatial,
+    sort: TWIN_SORT,
+    ...representation('list'),
+  },
 );
 
 /** `GET /my/twins/`: only the spatial filters. */
-export const OWN_TWIN_LIST_QUERY = declareQuery(SPATIAL_PARAMETERS, { paginated: true, check: checkSpatial });
+export const OWN_TWIN_LIST_QUERY = declareQuery(SPATIAL_PARAMETERS, { paginated: true, cursor: true, check: checkSpatial, sort: TWIN_SORT, ...representation('own') });
+
+/** `GET /twins/<TWIN_ID>/`: the detail form's fields, and its organization. */
+export const TWIN_DETAIL_QUERY = declareQuery({}, representation('detail'));
+export type TwinDetailQuery = QueryOf<typeof TWIN_DETAIL_QUERY.parameters>;
 
 export type TwinListQuery = QueryOf<typeof TWIN_LIST_QUERY.parameters, true>;
 export type OwnTwinListQuery = QueryOf<typeof OWN_TWIN_LIST_QUERY.parameters, true>;
 
-/** The filters of a twin list (its query without the page). */
-export type TwinFilters = Omit<TwinListQuery, 'page'>;
-export type SpatialFilters = Omit<OwnTwinListQuery, 'page'>;
+/** The filters of a twin list (its query without the page and the representation). */
+export type TwinFilters = Omit<TwinListQuery, 'page' | 'fields' | 'include' | 'sort'>;
 
-function checkSpatial(filters: { point?: LonLat; dist?: number; ordering?: 'distance' }): void {
+function checkSpatial(filters: { point?: LonLat; dist?: number; ordering?: 'distance'; sort?: readonly SortDirective[] }): void {
+  const sortsByDistance = filters.sort?.some((s) => s.key === 'distance') ?? false;
   if (filters.dist !== undefined && !filters.point) throw invalidParameter('dist', 'dist needs point=lon,lat.');
   if (filters.ordering === 'distance' && !filters.point) throw invalidParameter('ordering', 'ordering=distance needs point=lon,lat.');
-  if (filters.point && filters.dist === undefined && filters.ordering !== 'distance') {
+  if (sortsByDistance && !filters.point) throw invalidParameter('sort', 'sort=distance needs point=lon,lat.');
+  if (filters.ordering !== undefined && filters.sort !== undefined) throw invalidParameter('sort', 'Give sort or ordering, not both (ordering=distance is sort=distance).');
+  if (filters.point && filters.dist === undefined && filters.ordering !== 'distance' && !sortsByDistance) {
     throw invalidParameter('point', 'point needs dist=<metres> (within a distance) or ordering=distance (nearest first).');
   }
 }

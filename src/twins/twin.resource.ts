@@ -1,4 +1,5 @@
 import type { ResourceObject } from '../common/json-api/resource.js';
+import { memberNames, resourceJsonSql, type ResourceSql } from '../common/json-api/resource-sql.js';
 import { isoTimestampSql } from '../database/timestamps.js';
 import type { Row, twins } from '../database/schema/index.js';
 
@@ -11,7 +12,7 @@ export type TwinRow = Row<typeof twins>;
  * names, `opening_hours` as the `weekday_text` lines).
  *
  * Each form is written twice, side by side: as a mapper of a row (write answers, OpenAPI examples) and
- * as SQL that has PostgreSQL build the same JSON (`TWIN_JSON`, the reads: the text goes to the client
+ * as SQL that has PostgreSQL build the same JSON (`twinJsonSql`, the reads: the text goes to the client
  * unparsed). test/e2e/twins-json.e2e-spec.ts proves the two equal for generated twins.
  */
 
@@ -102,32 +103,63 @@ export function twinDetailResource(row: TwinRow): ResourceObject {
   };
 }
 
-/** `json_build_object` pairs of the attributes every form shares, of the twins row aliased `t`. */
-const commonSql = (t: string) => `'created', ${isoTimestampSql(`${t}.created`)}, 'modified', ${isoTimestampSql(`${t}.modified`)},
-    'name', ${t}.name, 'description', ${t}.description`;
-const personalitySql = (t: string) => `json_build_object('id', ${t}.personality_id, 'characteristics', ${t}.characteristics, 'services', ${t}.services)`;
-const organizationSql = (t: string) =>
-  `'relationships', json_build_object('organization', json_build_object('data', json_build_object('type', 'organizations', 'id', ${t}.organization_id)))`;
 const locationSql = (t: string) => `ST_AsGeoJSON(${t}.location)::json`;
 /** weekdayText in SQL: the string lines of `opening_hours.weekday_text`, in order; [] when absent or not an array. */
 const weekdayTextSql = (t: string) => `coalesce((SELECT json_agg(w.line ORDER BY w.n) FROM jsonb_array_elements(
       CASE WHEN jsonb_typeof(${t}.opening_hours -> 'weekday_text') = 'array' THEN ${t}.opening_hours -> 'weekday_text' END) WITH ORDINALITY AS w(line, n)
      WHERE jsonb_typeof(w.line) = 'string'), '[]'::json)`;
 
-/** The forms above as SQL expressions of the twins row aliased `t`: one JSON resource object each. */
-export const TWIN_JSON = {
-  list: (t: string) => `json_build_object('type', 'twins', 'id', ${t}.id, 'attributes', json_build_object(${commonSql(t)},
-    'personal', ${t}.personal, 'connections', ${t}.connections, 'personality', ${personalitySql(t)}, 'meta-data', ${t}.meta_data,
-    'place-id', coalesce(${t}.place_id, ''), 'provider', ${t}.provider, 'location', ${locationSql(t)}, 'opening-hours', ${t}.opening_hours,
-    'phone-number', ${t}.phone_number, 'address', ${t}.address, 'city', ${t}.city, 'state', ${t}.state, 'website', ${t}.website,
-    'provider-info', ${t}.provider_info), ${organizationSql(t)})`,
-  own: (t: string) => `json_build_object('type', 'twins', 'id', ${t}.id, 'attributes', json_build_object(${commonSql(t)},
-    'personal', ${t}.personal, 'connections', ${t}.connections, 'personality', ${personalitySql(t)}, 'meta-data', ${t}.meta_data), ${organizationSql(t)})`,
-  detail: (t: string) => `json_build_object('type', 'twins', 'id', ${t}.id, 'attributes', json_build_object(${commonSql(t)},
-    'tasks_supplied', ${t}.tasks_supplied, 'personal', ${t}.personal, 'meta_data', ${t}.meta_data, 'place_id', coalesce(${t}.place_id, ''),
-    'provider', ${t}.provider, 'location', ${locationSql(t)}, 'opening_hours', ${weekdayTextSql(t)}, 'phone_number', ${t}.phone_number,
-    'address', ${t}.address, 'city', ${t}.city, 'state', ${t}.state, 'website', ${t}.website, 'provider_info', ${t}.provider_info,
-    'tags', ${t}.tags), ${organizationSql(t)})`,
+/** The attributes every form shares, of the twins row aliased `t`. */
+const commonSql = (t: string) => ({
+  created: isoTimestampSql(`${t}.created`),
+  modified: isoTimestampSql(`${t}.modified`),
+  name: `${t}.name`,
+  description: `${t}.description`,
+});
+const personalitySql = (t: string) => `json_build_object('id', ${t}.personality_id, 'characteristics', ${t}.characteristics, 'services', ${t}.services)`;
+const relationshipsSql = (t: string) => ({
+  organization: `json_build_object('data', json_build_object('type', 'organizations', 'id', ${t}.organization_id))`,
+});
+
+/** The forms above as SQL of the twins row aliased `t`: their members, in wire order. */
+const TWIN_FORMS = {
+  list: (t: string): ResourceSql => ({
+    type: 'twins',
+    id: `${t}.id`,
+    attributes: {
+      ...commonSql(t), personal: `${t}.personal`, connections: `${t}.connections`, personality: personalitySql(t), 'meta-data': `${t}.meta_data`,
+      'place-id': `coalesce(${t}.place_id, '')`, provider: `${t}.provider`, location: locationSql(t), 'opening-hours': `${t}.opening_hours`,
+      'phone-number': `${t}.phone_number`, address: `${t}.address`, city: `${t}.city`, state: `${t}.state`, website: `${t}.website`,
+      'provider-info': `${t}.provider_info`,
+    },
+    relationships: relationshipsSql(t),
+  }),
+  own: (t: string): ResourceSql => ({
+    type: 'twins',
+    id: `${t}.id`,
+    attributes: { ...commonSql(t), personal: `${t}.personal`, connections: `${t}.connections`, personality: personalitySql(t), 'meta-data': `${t}.meta_data` },
+    relationships: relationshipsSql(t),
+  }),
+  detail: (t: string): ResourceSql => ({
+    type: 'twins',
+    id: `${t}.id`,
+    attributes: {
+      ...commonSql(t), tasks_supplied: `${t}.tasks_supplied`, personal: `${t}.personal`, meta_data: `${t}.meta_data`, place_id: `coalesce(${t}.place_id, '')`,
+      provider: `${t}.provider`, location: locationSql(t), opening_hours: weekdayTextSql(t), phone_number: `${t}.phone_number`,
+      address: `${t}.address`, city: `${t}.city`, state: `${t}.state`, website: `${t}.website`, provider_info: `${t}.provider_info`, tags: `${t}.tags`,
+    },
+    relationships: relationshipsSql(t),
+  }),
 } as const;
 
-export type TwinForm = keyof typeof TWIN_JSON;
+export type TwinForm = keyof typeof TWIN_FORMS;
+
+/** One JSON resource object of the twins row aliased `t` in `form`, with the members of `fieldset` (all when undefined). */
+export const twinJsonSql = (form: TwinForm, t: string, fieldset?: ReadonlySet<string>): string => resourceJsonSql(TWIN_FORMS[form](t), fieldset);
+
+/** The member names of each form: what `fields[twins]` may name on the routes answering it. */
+export const TWIN_FIELDS: Record<TwinForm, string[]> = {
+  list: memberNames(TWIN_FORMS.list('t')),
+  own: memberNames(TWIN_FORMS.own('t')),
+  detail: memberNames(TWIN_FORMS.detail('t')),
+};

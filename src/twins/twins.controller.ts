@@ -11,7 +11,7 @@ import { ApiDocument, ApiErrors, ApiQueryParameters, ApiRequestDocument, ApiTena
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { CreateTwinAttributes, PersonalityAttributes, UpdateTwinAttributes } from './dto/twin-attributes.dto.js';
 import { LIST_DESCRIPTION, OWN_TWIN_LIST, TWIN_CREATE_REQUEST, TWIN_DETAIL, TWIN_GEO_LISTING, TWIN_LIST, TWIN_UPDATE_REQUEST } from './twin.openapi.js';
-import { OWN_TWIN_LIST_QUERY, TWIN_LIST_QUERY, type OwnTwinListQuery, type TwinListQuery } from './twin-filters.js';
+import { OWN_TWIN_LIST_QUERY, TWIN_DETAIL_QUERY, TWIN_LIST_QUERY, type OwnTwinListQuery, type TwinDetailQuery, type TwinListQuery } from './twin-filters.js';
 import { wantsGeoJson } from './twin-geo.js';
 import { TwinsService } from './twins.service.js';
 
@@ -61,10 +61,11 @@ export class TwinsController {
       '`tasks_supplied` counts quest tasks naming this twin as their place; `place_id` is "" for twins that are not imported places.',
   })
   @ApiTenant()
-  @ApiDocument(200, TWIN_DETAIL, { description: '`{data: twin}` (detail form)' })
+  @ApiQueryParameters(TWIN_DETAIL_QUERY)
+  @ApiDocument(200, TWIN_DETAIL, { description: '`{data: twin}` (detail form; with `include=organization`, `included: [organization]`)' })
   @ApiErrors(404)
-  get(@Tenant() tenant: Tenant, @Param('id', UuidParam) id: string) {
-    return this.twins.get(tenant, id);
+  get(@Tenant() tenant: Tenant, @Param('id', UuidParam) id: string, @Query(TWIN_DETAIL_QUERY) query: TwinDetailQuery) {
+    return this.twins.get(tenant, id, query);
   }
 
   @Get('my/twins')

@@ -3,9 +3,13 @@ import { Sql } from '../database/sql.js';
 import { SqlParams } from '../database/sql-params.js';
 import type { Tenant } from '../common/auth/tenant.js';
 import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
+import type { CursorRequest } from '../common/json-api/cursor.js';
+import type { Fieldsets, SortDirective } from '../common/json-api/representation.js';
+import { keysetOrder, keysetPageSql, type KeysetKey, type KeysetRows } from '../database/keyset.js';
 import { castOf, select, twins, type ColumnOf, type GeoPoint } from '../database/schema/index.js';
+import { organizationJsonSql } from '../organizations/organization.resource.js';
 import type { TwinFilters } from './twin-filters.js';
-import { TWIN_JSON, type TwinForm, type TwinRow } from './twin.resource.js';
+import { twinJsonSql, type TwinForm, type TwinRow } from './twin.resource.js';
 import { sharedTwinSql, visibleTwinSql } from './twin-visibility.js';
 
 export interface NewTwin {
@@ -31,7 +35,7 @@ const WRITABLE = new Set<string>(WRITABLE_COLUMNS);
  * Filters after the service resolved what they refer to: `personality` becomes the reference twin's
  * characteristics, `is_connection` needs the acting twin.
  */
-export interface TwinQuery extends Omit<TwinFilters, 'personality'> {
+export interface TwinQuery extends Omit<TwinFilters, 'personality' | 'fields' | 'include' | 'sort'> {
   personality?: { id: string; characteristics: string[] };
   /** The `X-Twin` twin whose `connections` `is_connection` refers to. */
   actingTwinId?: string;
@@ -39,16 +43,26 @@ export interface TwinQuery extends Omit<TwinFilters, 'personality'> {
   own?: boolean;
   /** The geo listing: only twins with a location. */
   located?: boolean;
+  /** The order asked for (`sort`); without it, the list's own order (see orderKeys). */
+  sort?: readonly SortDirective[];
+}
+
+/** How a page of twins is written: its form, the sparse fieldsets, whether each twin's organization is included. */
+export interface TwinDocument {
+  form: TwinForm;
+  fields?: Fieldsets;
+  includeOrganization?: boolean;
 }
 
 /** Every column of a twin, `location` as GeoJSON (what TwinRow describes). */
 const COLUMNS = select(twins, 't', { expressions: { location: (t) => `ST_AsGeoJSON(${t}.location)::json` } });
 
-/** True when a list has no filter beyond visibility (or own organization): the counted, index-only paths below. */
-/** The filters a list query sets (`own` is the list's scope, not a filter). */
-const filtersOf = (query: TwinQuery): string[] => Object.entries(query).filter(([key, value]) => key !== 'own' && value !== undefined).map(([key]) => key);
+/** The filters a list query sets (`own` is the list's scope and `sort` its order, not filters). */
+const filtersOf = (query: TwinQuery): string[] =>
+  Object.entries(query).filter(([key, value]) => key !== 'own' && key !== 'sort' && value !== undefined).map(([key]) => key);
 
-const isUnfiltered = (query: TwinQuery): boolean => filtersOf(query).length === 0;
+/** True when a list has no filter beyond visibility (or own organization) and its own order: the counted, index-only paths below. */
+const isUnfiltered = (query: TwinQuery): boolean => filtersOf(query).length === 0 && query.sort === undefined;
 
 /** Visible to every organization (the predicate of twins_shared_created_idx / twins_unshared_created_idx). */
 const SHARED = sharedTwinSql('s');
@@ -82,12 +96,35 @@ const OWN_PAGE_IDS = `SELECT s.id FROM twins s WHERE s.organization_id = $1::uui
 
 /**
  * One statement for a whole page: `count`, and `data`, the JSON aggregate of the page's twins (`t`,
- * numbered `t.n` in list order) that `pageRows` selects. The items are only built when the page is
- * within the count (past the end the caller answers 404, having paid for the count alone).
+ * numbered `t.n` in list order) that `pageRows` selects into the CTE `page`; `included`, when asked
+ * for, reads the same CTE. The page is only read and built when it is within the count (past the end
+ * the caller answers 404, having paid for the count alone).
  */
-const countedPageSql = (countSql: string, offset: string, pageRows: string, aggregate: (order: string) => string, empty: string, with_ = '') =>
-  `${with_}SELECT c.count, CASE WHEN ${offset} < c.count THEN (SELECT ${aggregate('t.n')}::text FROM (${pageRows}) t) ELSE '${empty}' END AS data
+const countedPageSql = (countSql: string, offset: string, pageRows: string, aggregate: (order: string) => string, empty: string, included?: string, with_: string[] = []) =>
+  `WITH ${[...with_, `page AS MATERIALIZED (${pageRows})`].join(', ')}
+   SELECT c.count, CASE WHEN ${offset} < c.count THEN (SELECT ${aggregate('t.n')}::text FROM page t) ELSE '${empty}' END AS data,
+          ${included ? `CASE WHEN ${offset} < c.count THEN ${included} ELSE '[]' END` : 'NULL::text'} AS included
      FROM (${countSql}) c`;
+
+/** The organizations of the twins in the CTE `page`, each once, as JSON array text (`include=organization`). */
+const includedOrganizationsSql = (fields: Fieldsets | undefined) =>
+  `(SELECT coalesce(json_agg(${organizationJsonSql('o', fields?.organizations)} ORDER BY o.id), '[]'::json)::text
+      FROM organizations o WHERE o.id IN (SELECT t.organization_id FROM page t))`;
+
+const documentSql = (document: TwinDocument) => ({
+  item: (t: string) => twinJsonSql(document.form, t, document.fields?.twins),
+  included: document.includeOrganization ? includedOrganizationsSql(document.fields) : undefined,
+});
+
+/** Keys of `sort` (each with its position cast); `distance` is the distance from `point`, twins without a location last. */
+const SORT_KEYS: Record<string, { sql: (a: string, distance: (a: string) => string) => string; cast: string }> = {
+  name: { sql: (a) => `${a}.name`, cast: '::text' },
+  created: { sql: (a) => `${a}.created`, cast: '::timestamptz' },
+  modified: { sql: (a) => `${a}.modified`, cast: '::timestamptz' },
+  distance: { sql: (a, distance) => `coalesce(${distance(a)}, 'Infinity'::float8)`, cast: '::float8' },
+};
+const ID_KEY = (descending: boolean): KeysetKey => ({ sql: (a) => `${a}.id`, cast: '::uuid', descending });
+const CREATED_KEY: KeysetKey = { sql: (a) => `${a}.created`, cast: '::timestamptz', descending: false };
 
 /** The page's rows from the ids `pageIds` selects in list order (an index-only scan): only they are read from the table. */
 const rowsOfIds = (pageIds: string) => `SELECT t.*, p.n FROM unnest(ARRAY(${pageIds})) WITH ORDINALITY AS p(id, n) JOIN twins t ON t.id = p.id`;
@@ -102,8 +139,11 @@ const featureCollectionOf = (order: string) =>
 const EMPTY_FEATURE_COLLECTION = '{"type":"FeatureCollection","features":[]}';
 
 interface Compiled {
+  /** The conditions over the twins row aliased `t`. */
   where: string;
   orderBy: string;
+  /** The order as keyset keys; null when it is the nearest-first index scan (no keys to continue from). */
+  keys: KeysetKey[] | null;
   params: SqlParams;
 }
 
@@ -129,14 +169,14 @@ export class TwinsRepository {
   }
 
   /**
-   * WHERE and ORDER BY of a list. Order is deterministic (`created, id` last) and, without
-   * `personality`/`ordering`, follows twins_created_idx / twins_organization_idx.
+   * WHERE and ORDER BY of a list. Order is deterministic (the id last) and, without `sort`,
+   * `personality` or `ordering`, follows twins_created_idx / twins_organization_idx. `forKeyset`: the
+   * order must be keys a position can continue from (no nearest-first index scan).
    */
-  private compile(tenant: Tenant, query: TwinQuery, ordered = true): Compiled {
+  private compile(tenant: Tenant, query: TwinQuery, forKeyset = false): Compiled {
     const p = new SqlParams();
     const organization = p.add(tenant.organization.id, '::uuid');
     const conditions = [query.own ? `t.organization_id = ${organization}` : visibleTwinSql('t', organization)];
-    const order: string[] = [];
 
     if (query.is_public !== undefined) conditions.push(query.is_public ? 't.public' : 'NOT t.public');
     if (query.is_supplier !== undefined) conditions.push(query.is_supplier ? 'cardinality(t.services) > 0' : 'cardinality(t.services) = 0');
@@ -158,30 +198,78 @@ export class TwinsRepository {
       );
     }
     if (query.located) conditions.push('t.location IS NOT NULL');
-    if (query.point) {
-      const { lon, lat } = query.point;
-      // The geography cast matches twins_location_geography_gist: metres, answered by the index.
-      if (query.dist !== undefined) {
-        conditions.push(`ST_DWithin(t.location::geography, ${geographyPoint(p, lon, lat)}, ${p.add(query.dist, '::float8')})`);
-      }
-      if (ordered && query.ordering === 'distance') order.push(`t.location::geography <-> ${geographyPoint(p, lon, lat)}`);
+    // The geography cast matches twins_location_geography_gist: metres, answered by the index.
+    const point = query.point ? geographyPoint(p, query.point.lon, query.point.lat) : undefined;
+    const distance = (a: string) => `${a}.location::geography <-> ${point}`;
+    if (point && query.dist !== undefined) {
+      conditions.push(`ST_DWithin(t.location::geography, ${point}, ${p.add(query.dist, '::float8')})`);
     }
+    let characteristics: string | undefined;
+    if (query.personality) {
+      characteristics = p.add(query.personality.characteristics, '::text[]');
+      conditions.push(`t.characteristics && ${characteristics}`, `t.id <> ${p.add(query.personality.id, '::uuid')}`);
+    }
+    const where = conditions.join('\n    AND ');
+
+    if (query.sort) {
+      const keys = query.sort.map(({ key, descending }): KeysetKey => ({ sql: (a) => SORT_KEYS[key].sql(a, distance), cast: SORT_KEYS[key].cast, descending }));
+      keys.push(ID_KEY(query.sort[query.sort.length - 1].descending));
+      return { where, orderBy: keysetOrder(keys, 't'), keys, params: p };
+    }
+    const nearestFirst = point !== undefined && query.ordering === 'distance';
     // Nearest first without a radius is a KNN scan of twins_location_geography_gist, which PostgreSQL
     // only uses when the distance is the sole sort key: twins at the very same distance then have no
-    // fixed order. Within a radius (dist) the candidates are few and `created, id` break ties.
-    const knn = query.ordering === 'distance' && query.dist === undefined && !query.personality;
-    if (query.personality) {
-      const characteristics = p.add(query.personality.characteristics, '::text[]');
-      conditions.push(`t.characteristics && ${characteristics}`, `t.id <> ${p.add(query.personality.id, '::uuid')}`);
-      if (ordered) order.push(`cardinality(ARRAY(SELECT unnest(t.characteristics) INTERSECT SELECT unnest(${characteristics}))) DESC`);
+    // fixed order. Within a radius (dist) the candidates are few and `created, id` break ties; keyset
+    // pages need the ties broken too.
+    if (nearestFirst && query.dist === undefined && !characteristics && !forKeyset) return { where, orderBy: distance('t'), keys: null, params: p };
+    const keys: KeysetKey[] = [];
+    if (nearestFirst) keys.push({ sql: (a) => SORT_KEYS.distance.sql(a, distance), cast: '::float8', descending: false });
+    if (characteristics) {
+      keys.push({ sql: (a) => `cardinality(ARRAY(SELECT unnest(${a}.characteristics) INTERSECT SELECT unnest(${characteristics})))`, cast: '::int', descending: true });
     }
-    if (!knn) order.push('t.created', 't.id');
-    return { where: conditions.join('\n    AND '), orderBy: order.join(', '), params: p };
+    keys.push(CREATED_KEY, ID_KEY(false));
+    return { where, orderBy: keysetOrder(keys, 't'), keys, params: p };
   }
 
-  /** A page of twins in `form`, with the count, in one statement (see countedPageSql). */
-  async page(tenant: Tenant, query: TwinQuery, page: PageRequest, form: TwinForm): Promise<CountedJson> {
-    return this.countedPage(tenant, query, page, jsonArrayOf(TWIN_JSON[form]('t')), '[]');
+  /** A page of twins as `document` says, with the count, in one statement (see countedPageSql). */
+  async page(tenant: Tenant, query: TwinQuery, page: PageRequest, document: TwinDocument): Promise<CountedJson> {
+    const { item, included } = documentSql(document);
+    return this.countedPage(tenant, query, page, jsonArrayOf(item('t')), '[]', included);
+  }
+
+  /**
+   * A keyset page of twins (keyset.ts), in one statement and without a count. Unfiltered lists in their
+   * own order read each half of the visibility rule from its index, from the position on.
+   */
+  async keysetPage(tenant: Tenant, query: TwinQuery, request: CursorRequest, document: TwinDocument): Promise<KeysetRows> {
+    const { where, keys, params } = this.compile(tenant, query, true);
+    const { item, included } = documentSql(document);
+    let rows: (condition: string, order: string, limit: string) => string;
+    if (isUnfiltered(query)) {
+      const organization = '$1::uuid';
+      const half = (predicate: string, condition: string, order: string, limit: string) =>
+        `(SELECT t.* FROM twins t WHERE ${predicate} AND ${condition} ORDER BY ${order} LIMIT ${limit})`;
+      rows = query.own
+        ? (condition, order, limit) => `SELECT t.* FROM twins t WHERE t.organization_id = ${organization} AND ${condition} ORDER BY ${order} LIMIT ${limit}`
+        : (condition, order, limit) =>
+            `SELECT t.* FROM (${half(sharedTwinSql('t'), condition, order, limit)} UNION ALL ${half(`t.organization_id = ${organization} AND NOT ${sharedTwinSql('t')}`, condition, order, limit)}) t
+              ORDER BY ${order} LIMIT ${limit}`;
+    } else {
+      rows = (condition, order, limit) => `SELECT t.* FROM twins t WHERE ${where} AND ${condition} ORDER BY ${order} LIMIT ${limit}`;
+    }
+    const sql = keysetPageSql(
+      {
+        rows,
+        keys: keys!,
+        items: (pageRows, order) => `(SELECT coalesce(json_agg(${item('t')} ORDER BY ${order}), '[]'::json)::text FROM (${pageRows}) t)`,
+        included,
+        direction: request.direction,
+        position: request.position,
+        size: request.size,
+      },
+      params,
+    );
+    return (await this.sql.query(sql, params.values))[0];
   }
 
   /**
@@ -192,12 +280,19 @@ export class TwinsRepository {
     return this.countedPage(tenant, { ...query, located: true }, page, featureCollectionOf, EMPTY_FEATURE_COLLECTION);
   }
 
-  private async countedPage(tenant: Tenant, query: TwinQuery, page: PageRequest, aggregate: (order: string) => string, empty: string): Promise<CountedJson> {
+  private async countedPage(
+    tenant: Tenant,
+    query: TwinQuery,
+    page: PageRequest,
+    aggregate: (order: string) => string,
+    empty: string,
+    included?: string,
+  ): Promise<CountedJson> {
     if (isUnfiltered(query)) {
       // twin_counts is kept by triggers in the writing transactions (migration 1763790000000): exact, O(organizations).
       const sql = query.own
-        ? countedPageSql(OWN_COUNT, '$3::bigint', rowsOfIds(OWN_PAGE_IDS), aggregate, empty)
-        : countedPageSql(VISIBLE_COUNT, '$3::bigint', rowsOfIds(VISIBLE_PAGE_IDS), aggregate, empty);
+        ? countedPageSql(OWN_COUNT, '$3::bigint', rowsOfIds(OWN_PAGE_IDS), aggregate, empty, included)
+        : countedPageSql(VISIBLE_COUNT, '$3::bigint', rowsOfIds(VISIBLE_PAGE_IDS), aggregate, empty, included);
       return (await this.sql.query(sql, [tenant.organization.id, page.size, page.offset]))[0];
     }
     const { where, orderBy, params } = this.compile(tenant, query);
@@ -208,10 +303,10 @@ export class TwinsRepository {
     if (query.dist !== undefined) {
       // A radius is an expensive test (geography distance) over few candidates: it runs once, into a
       // CTE that both the count and the page read.
-      const candidates = `WITH f AS MATERIALIZED (SELECT t.* FROM twins t WHERE ${where}) `;
-      sql = countedPageSql('SELECT count(*) AS count FROM f', offset, `SELECT t.*, ${numbered} FROM f t ORDER BY ${orderBy} ${limit}`, aggregate, empty, candidates);
+      const candidates = `f AS MATERIALIZED (SELECT t.* FROM twins t WHERE ${where})`;
+      sql = countedPageSql('SELECT count(*) AS count FROM f', offset, `SELECT t.*, ${numbered} FROM f t ORDER BY ${orderBy} ${limit}`, aggregate, empty, included, [candidates]);
     } else {
-      sql = countedPageSql(this.countSql(tenant, query, where), offset, `SELECT t.*, ${numbered} FROM twins t WHERE ${where} ORDER BY ${orderBy} ${limit}`, aggregate, empty);
+      sql = countedPageSql(this.countSql(tenant, query, where), offset, `SELECT t.*, ${numbered} FROM twins t WHERE ${where} ORDER BY ${orderBy} ${limit}`, aggregate, empty, included);
     }
     return (await this.sql.query(sql, params.values))[0];
   }
@@ -230,13 +325,17 @@ export class TwinsRepository {
     return `SELECT count(*) AS count FROM twins t WHERE ${where}`;
   }
 
-  /** One twin the caller can see, in detail form (JSON text built by PostgreSQL). */
-  async findVisibleJson(tenant: Tenant, id: string): Promise<string | undefined> {
-    const rows: { data: string }[] = await this.sql.query(
-      `SELECT ${TWIN_JSON.detail('t')}::text AS data FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')}`,
+  /** One twin the caller can see, in detail form as `document` says (JSON text built by PostgreSQL). */
+  async findVisibleJson(tenant: Tenant, id: string, document: TwinDocument): Promise<{ data: string; included: string | null } | undefined> {
+    const { item, included } = documentSql(document);
+    const rows: { data: string; included: string | null }[] = await this.sql.query(
+      included
+        ? `WITH page AS (SELECT t.* FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')})
+           SELECT ${item('t')}::text AS data, ${included} AS included FROM page t`
+        : `SELECT ${item('t')}::text AS data, NULL::text AS included FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')}`,
       [tenant.organization.id, id],
     );
-    return rows[0]?.data;
+    return rows[0];
   }
 
   /** One twin the caller can see. */

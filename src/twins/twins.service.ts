@@ -3,15 +3,17 @@ import type { Tenant } from '../common/auth/tenant.js';
 import { ConcurrencyLimit } from '../common/concurrency.js';
 import { invalidDocument, invalidHeader, invalidParameter, notFound } from '../common/json-api/api-error.js';
 import { RawBody } from '../common/json-api/envelope.js';
-import { assertPageExists, Page, pageLinks, pageOfJson, pageRequest, paginationMeta } from '../common/json-api/pagination.js';
+import { cursorPageOfJson, cursorRequest, cursorScope, CursorCodec, type CursorPage } from '../common/json-api/cursor.js';
+import { assertPageExists, isCursorPaging, Page, pageLinks, pageOfJson, pageRequest, paginationMeta, type PageParams } from '../common/json-api/pagination.js';
+import type { Representation } from '../common/json-api/representation.js';
 import { assertIdMatchesPath, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { JsonText, type ResourceObject } from '../common/json-api/resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinAttributes } from './dto/twin-attributes.dto.js';
-import type { OwnTwinListQuery, TwinFilters, TwinListQuery } from './twin-filters.js';
+import type { OwnTwinListQuery, TwinDetailQuery, TwinFilters, TwinListQuery } from './twin-filters.js';
 import { readLocation } from './twin-geo.js';
 import { twinDetailResource } from './twin.resource.js';
-import { TwinsRepository, type TwinChanges, type TwinQuery } from './twins.repository.js';
+import { TwinsRepository, type TwinChanges, type TwinDocument, type TwinQuery } from './twins.repository.js';
 
 const ATTRIBUTES = '/data/attributes';
 
@@ -47,21 +49,33 @@ export class TwinsService {
 
   constructor(
     private readonly twins: TwinsRepository,
+    private readonly cursors: CursorCodec,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** `GET /twins/`: visible twins, filtered, one page. */
-  async list(tenant: Tenant, { page: pageParams, ...filters }: TwinListQuery): Promise<Page<JsonText>> {
-    const twinQuery = await this.resolve(tenant, filters);
-    const page = pageRequest(pageParams, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
-    return pageOfJson(page, await this.twins.page(tenant, twinQuery, page, 'list'));
+  /** `GET /twins/`: visible twins, filtered, one page (numbered or keyset). */
+  async list(tenant: Tenant, { page: pageParams, fields, include, sort, ...filters }: TwinListQuery): Promise<Page<JsonText> | CursorPage> {
+    const twinQuery = withSort(await this.resolve(tenant, filters), sort);
+    return this.page(tenant, 'twins', twinQuery, pageParams, { form: 'list', fields, includeOrganization: include.has('organization') });
   }
 
-  /** `GET /my/twins/`: the caller's organization's twins, one page. */
-  async listOwn(tenant: Tenant, { page: pageParams, ...filters }: OwnTwinListQuery): Promise<Page<JsonText>> {
-    const twinQuery: TwinQuery = { ...filters, own: true };
-    const page = pageRequest(pageParams, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
-    return pageOfJson(page, await this.twins.page(tenant, twinQuery, page, 'own'));
+  /** `GET /my/twins/`: the caller's organization's twins, one page (numbered or keyset). */
+  async listOwn(tenant: Tenant, { page: pageParams, fields, include, sort, ...filters }: OwnTwinListQuery): Promise<Page<JsonText> | CursorPage> {
+    const twinQuery = withSort({ ...filters, own: true }, sort);
+    return this.page(tenant, 'my-twins', twinQuery, pageParams, { form: 'own', fields, includeOrganization: include.has('organization') });
+  }
+
+  private async page(tenant: Tenant, list: string, query: TwinQuery, params: PageParams, document: TwinDocument): Promise<Page<JsonText> | CursorPage> {
+    const limits = { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax };
+    if (isCursorPaging(params)) {
+      // The order a cursor continues: `sort`, or the list's own order (which personality and ordering change).
+      const order = `${list}${query.personality ? '+personality' : ''}${query.ordering ? '+distance' : ''}`;
+      const request = cursorRequest(params, limits, this.cursors, cursorScope(order, query.sort ?? []));
+      return cursorPageOfJson(request, await this.twins.keysetPage(tenant, query, request, document), this.cursors);
+    }
+    const page = pageRequest(params, limits);
+    const counted = await this.twins.page(tenant, query, page, document);
+    return pageOfJson(page, counted);
   }
 
   /**
@@ -69,8 +83,14 @@ export class TwinsService {
    * The FeatureCollection is JSON text made by PostgreSQL and spliced in unparsed; `data.meta` and
    * `data.links` repeat the page's pagination meta and links. Twins without a location are not counted.
    */
-  async geoList(tenant: Tenant, { page: pageParams, ...filters }: TwinListQuery, requestUrl: URL): Promise<RawBody<string>> {
-    const twinQuery = await this.resolve(tenant, filters);
+  async geoList(tenant: Tenant, { page: pageParams, fields, include, sort, ...filters }: TwinListQuery, requestUrl: URL): Promise<RawBody<string>> {
+    if (isCursorPaging(pageParams)) throw invalidParameter(pageParams.after !== undefined ? 'page_after' : 'page_before', 'The map listing (application/geo+json) is paged by page_number.');
+    const representation = Object.keys(fields)[0] ?? (include.size > 0 ? 'include' : undefined);
+    if (representation) {
+      const parameter = representation === 'include' ? 'include' : `fields[${representation}]`;
+      throw invalidParameter(parameter, `${parameter} applies to JSON:API documents, not to the map listing (application/geo+json).`);
+    }
+    const twinQuery = withSort(await this.resolve(tenant, filters), sort);
     const request = pageRequest(pageParams, { defaultSize: this.config.geoPageSizeDefault, maxSize: this.config.geoPageSizeMax });
     const { count, data: results } = await this.geoListings.run(request.size, () => this.twins.featureCollection(tenant, twinQuery, request));
     assertPageExists(request, count);
@@ -81,10 +101,10 @@ export class TwinsService {
   }
 
   /** `GET /twins/<TWIN_ID>/` */
-  async get(tenant: Tenant, id: string): Promise<JsonText> {
-    const twin = await this.twins.findVisibleJson(tenant, id);
+  async get(tenant: Tenant, id: string, { fields, include }: TwinDetailQuery): Promise<JsonText> {
+    const twin = await this.twins.findVisibleJson(tenant, id, { form: 'detail', fields, includeOrganization: include.has('organization') });
     if (twin === undefined) throw notFound('No such twin.');
-    return new JsonText(twin);
+    return new JsonText(twin.data, twin.included ?? undefined);
   }
 
   /** `POST /my/twins/` */
@@ -152,4 +172,10 @@ export class TwinsService {
     if (missing >= 0) throw invalidDocument(`Twin ${ids[missing]} does not exist or is not visible.`, `${ATTRIBUTES}/connections/${missing}`);
     return [...new Set(ids)];
   }
+}
+
+/** The query with its `sort`; nearest first alone (`sort=distance`) is `ordering=distance`, answered by the KNN index scan. */
+function withSort(query: TwinQuery, sort: Representation['sort']): TwinQuery {
+  if (sort?.length === 1 && sort[0].key === 'distance' && !sort[0].descending) return { ...query, ordering: 'distance' };
+  return sort ? { ...query, sort } : query;
 }

@@ -442,7 +442,8 @@ describe('events: the X-Twin timeline', () => {
       expectError(await list('?since=yesterday'), 400, { parameter: 'since' });
       expectError(await list('?until=2026-13-01'), 400, { parameter: 'until' });
       expectError(await list('?name='), 400, { parameter: 'name' });
-      expectError(await list('?sort=timestamp'), 400, { parameter: 'sort' });
+      expectError(await list('?order=timestamp'), 400, { parameter: 'order' });
+      expectError(await list('?sort=name'), 400, { parameter: 'sort' });
       expectError(await list('?page_size=101'), 400, { parameter: 'page_size' });
     });
 

@@ -10,6 +10,8 @@ import { TestApp, type TestTenant } from '../support/test-app';
  * their SQL committed as snapshots (see twins-repository.e2e-spec.ts). Names carry a marker made for
  * this run, so other tests' quests never match.
  */
+const PLAIN = { imagesBase: 'http://x/images/', fields: {}, include: new Set<string>() };
+
 describe('QuestsRepository (SQL)', () => {
   let app: TestApp;
   let quests: QuestsRepository;
@@ -46,8 +48,8 @@ describe('QuestsRepository (SQL)', () => {
   });
   afterAll(() => app.close());
 
-  const feed = async (filters: Parameters<QuestsRepository['pageDiscovery']>[1]) => {
-    const counted = await quests.pageDiscovery(caller, { name: marker, ...filters }, { number: 1, size: 50, offset: 0 }, 'http://x/images/');
+  const feed = async (filters: Parameters<QuestsRepository['page']>[2]) => {
+    const counted = await quests.page('discovery', caller, { name: marker, ...filters }, { number: 1, size: 50, offset: 0 }, PLAIN);
     const byId = Object.fromEntries(Object.entries(ids).map(([name, id]) => [id, name]));
     return { count: Number(counted.count), names: (JSON.parse(counted.data) as { id: string }[]).map((quest) => byId[quest.id] ?? quest.id) };
   };
@@ -71,7 +73,7 @@ describe('QuestsRepository (SQL)', () => {
     const { statement, restore } = recordStatements(sql);
     try {
       const statements = {
-        'discovery feed, filtered': await statement(() => quests.pageDiscovery(caller, { name: marker, owned_by: maker.twin.id }, { number: 1, size: 50, offset: 0 }, 'http://x/images/')),
+        'discovery feed, filtered': await statement(() => quests.page('discovery', caller, { name: marker, owned_by: maker.twin.id }, { number: 1, size: 50, offset: 0 }, PLAIN)),
         embark: await statement(() => quests.embark(caller, ids['Museum tour'])),
       };
       for (const [name, text] of Object.entries(statements)) expect(text).toMatchSnapshot(name);

@@ -11,7 +11,7 @@ import { TwinsRepository } from '../../src/twins/twins.repository';
 import { TestApp } from '../support/test-app';
 
 /**
- * Reads have PostgreSQL build their documents' JSON (twin.resource.ts `TWIN_JSON`); writes and the
+ * Reads have PostgreSQL build their documents' JSON (twin.resource.ts `twinJsonSql`); writes and the
  * OpenAPI examples use the row mappers beside it. Both must give the same resource for any row: here
  * varied twins (absent and odd values, free-form JSON, timestamps with microseconds in any year) are
  * written with plain SQL and read both ways. Fixed seed (FC_SEED to change it).
@@ -84,11 +84,11 @@ describe('resources built by PostgreSQL equal the row mappers', () => {
         try {
           const row = await repository.findVisible(tenant, id);
           expect(row).toBeDefined();
-          expect(canonicalJson(JSON.parse((await repository.findVisibleJson(tenant, id))!))).toBe(canonicalJson(twinDetailResource(row!)));
+          expect(canonicalJson(JSON.parse((await repository.findVisibleJson(tenant, id, { form: 'detail' }))!.data))).toBe(canonicalJson(twinDetailResource(row!)));
           const page = { number: 1, size: 1, offset: 0 };
-          const own = await repository.page(tenant, { own: true }, page, 'own');
+          const own = await repository.page(tenant, { own: true }, page, { form: 'own' });
           expect(canonicalJson(JSON.parse(own.data))).toBe(canonicalJson([ownTwinResource(row!)]));
-          const list = await repository.page(tenant, { own: true }, page, 'list');
+          const list = await repository.page(tenant, { own: true }, page, { form: 'list' });
           expect(canonicalJson(JSON.parse(list.data))).toBe(canonicalJson([twinListResource(row!)]));
           expect(list.count).toBe(1);
         } finally {
@@ -146,7 +146,7 @@ describe('resources built by PostgreSQL equal the row mappers', () => {
           );
           try {
             const row = await quests.findMine(twin, id);
-            const page = await quests.pageDiscovery(twin, { owned_by: twin.twin.id, name: q.name }, { number: 1, size: 100, offset: 0 }, imagesBase);
+            const page = await quests.page('discovery', twin, { owned_by: twin.twin.id, name: q.name }, { number: 1, size: 100, offset: 0 }, { imagesBase, fields: {}, include: new Set() });
             const found = (JSON.parse(page.data) as { id: string }[]).find((resource) => resource.id === id);
             expect(canonicalJson(found)).toBe(canonicalJson(questResource(row!, imageUrl)));
           } finally {

@@ -15,6 +15,8 @@ import { TestApp, type TestTenant } from '../support/test-app';
  * The twins live in a region of their own and carry characteristics made for this run, so other tests'
  * twins in the shared database never match.
  */
+const DETAIL = { form: 'detail' } as const;
+
 describe('TwinsRepository (SQL)', () => {
   let app: TestApp;
   let twins: TwinsRepository;
@@ -64,7 +66,7 @@ describe('TwinsRepository (SQL)', () => {
     return items.map((item) => byId[item.id] ?? `other:${item.id}`);
   };
   const page = async (query: TwinQuery, request = firstPage, tenant = caller) => {
-    const counted = await twins.page(tenant, query, request, 'list');
+    const counted = await twins.page(tenant, query, request, { form: 'list' });
     return { count: Number(counted.count), names: namesOf(counted) };
   };
 
@@ -130,8 +132,8 @@ describe('TwinsRepository (SQL)', () => {
   });
 
   it('the detail: a twin the caller cannot see is not found', async () => {
-    expect(JSON.parse((await twins.findVisibleJson(caller, ids.B1))!).id).toBe(ids.B1);
-    expect(await twins.findVisibleJson(caller, ids.B2)).toBeUndefined();
+    expect(JSON.parse((await twins.findVisibleJson(caller, ids.B1, DETAIL))!.data).id).toBe(ids.B1);
+    expect(await twins.findVisibleJson(caller, ids.B2, DETAIL)).toBeUndefined();
   });
 
   it('sends the statements committed in the snapshot', async () => {
@@ -139,15 +141,15 @@ describe('TwinsRepository (SQL)', () => {
     try {
       const point = { lon: 150.0, lat: -40.0 };
       const statements = {
-        'visible list, unfiltered': await statement(() => twins.page(caller, {}, firstPage, 'list')),
-        'own list': await statement(() => twins.page(caller, { own: true }, firstPage, 'own')),
-        'organization filter': await statement(() => twins.page(caller, { organization: other.organization.id }, firstPage, 'list')),
+        'visible list, unfiltered': await statement(() => twins.page(caller, {}, firstPage, { form: 'list' })),
+        'own list': await statement(() => twins.page(caller, { own: true }, firstPage, { form: 'own' })),
+        'organization filter': await statement(() => twins.page(caller, { organization: other.organization.id }, firstPage, { form: 'list' })),
         'characteristics and bounding box': await statement(() =>
-          twins.page(caller, { characteristics: [tag], in_bbox: { minLon: 150, minLat: -40.01, maxLon: 150.01, maxLat: -40 } }, firstPage, 'list'),
+          twins.page(caller, { characteristics: [tag], in_bbox: { minLon: 150, minLat: -40.01, maxLon: 150.01, maxLat: -40 } }, firstPage, { form: 'list' }),
         ),
-        'within a distance, nearest first': await statement(() => twins.page(caller, { point, dist: 300, ordering: 'distance' }, firstPage, 'list')),
+        'within a distance, nearest first': await statement(() => twins.page(caller, { point, dist: 300, ordering: 'distance' }, firstPage, { form: 'list' })),
         'geo listing': await statement(() => twins.featureCollection(caller, { in_bbox: { minLon: 150, minLat: -40.01, maxLon: 150.01, maxLat: -40 } }, firstPage)),
-        detail: await statement(() => twins.findVisibleJson(caller, ids.A1)),
+        detail: await statement(() => twins.findVisibleJson(caller, ids.A1, DETAIL)),
       };
       for (const [name, text] of Object.entries(statements)) expect(text).toMatchSnapshot(name);
     } finally {

@@ -1,3 +1,4 @@
+import { CursorPage } from './cursor.js';
 import { Page, pageLinks, paginationMeta } from './pagination.js';
 import { JsonText } from './resource.js';
 
@@ -9,18 +10,25 @@ export class RawBody<T> {
   constructor(readonly body: T) {}
 }
 
+/** `,"included":[…]` when resources were included (an empty array too: the request asked, none were related). */
+const includedMember = (text: JsonText): string => (text.included === undefined ? '' : `,"included":${text.included}`);
+
 /**
- * The one envelope builder: a resource or list becomes `{data}`, a page becomes
- * `{links, data, meta: {pagination}}`. With JsonText data the envelope is written around the text.
+ * The one envelope builder: a resource or list becomes `{data}` (with `included` when asked for), a
+ * numbered page `{links, data, meta: {pagination}}`, a keyset page `{links, data}`. With JsonText data
+ * the envelope is written around the text.
  */
 export function buildEnvelope(result: unknown, requestUrl: () => URL): unknown {
   if (result instanceof RawBody) return result.body;
-  if (result instanceof JsonText) return `{"data":${result.text}}`;
+  if (result instanceof JsonText) return `{"data":${result.text}${includedMember(result)}}`;
+  if (result instanceof CursorPage) return `{"links":${JSON.stringify(result.links(requestUrl()))},"data":${result.data.text}${includedMember(result.data)}}`;
   if (result instanceof Page) {
     // The absolute URL is only worked out when links need it (pages), not for every resource.
     const links = pageLinks(requestUrl(), result);
     const meta = paginationMeta(result);
-    if (result.data instanceof JsonText) return `{"links":${JSON.stringify(links)},"data":${result.data.text},"meta":${JSON.stringify(meta)}}`;
+    if (result.data instanceof JsonText) {
+      return `{"links":${JSON.stringify(links)},"data":${result.data.text}${includedMember(result.data)},"meta":${JSON.stringify(meta)}}`;
+    }
     return { links, data: result.data, meta };
   }
   return { data: result };

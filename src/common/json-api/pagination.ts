@@ -14,18 +14,38 @@ export interface PageLimits {
 }
 
 export const PAGE_PARAMETERS = ['page_number', 'page_size'] as const;
+/** Keyset paging, on the routes that offer it (cursor.ts). */
+export const CURSOR_PARAMETERS = ['page_after', 'page_before'] as const;
 
 const POSITIVE_INTEGER = /^[1-9]\d{0,9}$/;
 
-/** `page_number` and `page_size` as given (positive whole numbers); the route's limits apply in `pageRequest`. */
+/**
+ * The paging parameters as given: `page_number` and `page_size` (positive whole numbers; the route's
+ * limits apply in `pageRequest`), or a cursor (`page_after`, `page_before`: opaque text, '' for the
+ * first or last page; checked in cursor.ts).
+ */
 export interface PageParams {
   number?: number;
   size?: number;
+  after?: string;
+  before?: string;
 }
 
 export function readPageParams(query: Record<string, unknown>): PageParams {
-  return { number: readPositive(query, 'page_number'), size: readPositive(query, 'page_size') };
+  const params: PageParams = { number: readPositive(query, 'page_number'), size: readPositive(query, 'page_size') };
+  const after = query.page_after;
+  const before = query.page_before;
+  if (typeof after === 'string') params.after = after;
+  if (typeof before === 'string') params.before = before;
+  if (params.after !== undefined && params.before !== undefined) throw invalidParameter('page_before', 'Give page_after or page_before, not both.');
+  if (params.number !== undefined && (params.after !== undefined || params.before !== undefined)) {
+    throw invalidParameter('page_number', 'page_number numbers pages; page_after/page_before follow a cursor: give one kind, not both.');
+  }
+  return params;
 }
+
+/** True when the request pages by cursor rather than by number. */
+export const isCursorPaging = (params: PageParams): boolean => params.after !== undefined || params.before !== undefined;
 
 /** The page to read: the given page within the route's limits (a size above the maximum is a 400), defaults filled in. */
 export function pageRequest(params: PageParams, limits: PageLimits): PageRequest {
@@ -76,16 +96,20 @@ export async function loadPage<Row, Item>(
   return new Page(found.map(toItem), request, total);
 }
 
-/** A page's count and its items as JSON text, read in one statement (the items are '[]' past the end). */
+/**
+ * A page's count and its items as JSON text, read in one statement (the items are '[]' past the end),
+ * with the resources included with it when asked for.
+ */
 export interface CountedJson {
   count: number;
   data: string;
+  included?: string | null;
 }
 
 /** The same sequence for a page read in one statement: 404 past the last page, else the page. */
 export function pageOfJson(request: PageRequest, counted: CountedJson): Page<JsonText> {
   assertPageExists(request, counted.count);
-  return new Page(new JsonText(counted.data), request, counted.count);
+  return new Page(new JsonText(counted.data, counted.included ?? undefined), request, counted.count);
 }
 
 /** One page of results; the envelope interceptor turns it into `{links, data, meta.pagination}`. */

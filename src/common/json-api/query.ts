@@ -1,6 +1,7 @@
 import type { PipeTransform } from '@nestjs/common';
 import { invalidParameter } from './api-error.js';
-import { PAGE_PARAMETERS, readPageParams, type PageParams } from './pagination.js';
+import { CURSOR_PARAMETERS, PAGE_PARAMETERS, readPageParams, type PageParams } from './pagination.js';
+import { offersParameter, readRepresentation, type Representation, type RepresentationOffer } from './representation.js';
 
 /** Reads one raw query value; throws `invalidParameter` when it is malformed. */
 export type ParamReader<T> = (raw: string, name: string) => T;
@@ -102,20 +103,15 @@ export const params = {
 
 /**
  * Validates a query string against the filters a route accepts. Unknown names, repeated names and
- * malformed values are 400s naming the parameter; paging parameters are allowed on paginated routes
- * and read separately by `readPageRequest`.
+ * malformed values are 400s naming the parameter; `allowed` names the other parameters the route
+ * takes, read elsewhere (paging, sparse fieldsets, include, sort).
  */
-export function readQuery<T extends object>(
-  query: Record<string, unknown>,
-  readers: QueryReaders<T>,
-  options: { paginated?: boolean; extra?: readonly string[] } = {},
-): Partial<T> {
-  const allowed = new Set<string>([...Object.keys(readers), ...(options.paginated ? PAGE_PARAMETERS : []), ...(options.extra ?? [])]);
+export function readQuery<T extends object>(query: Record<string, unknown>, readers: QueryReaders<T>, allowed: (name: string) => boolean = () => false): Partial<T> {
   const result: Partial<T> = {};
   for (const [name, raw] of Object.entries(query ?? {})) {
-    if (!allowed.has(name)) throw invalidParameter(name, `Unknown query parameter "${name}".`);
-    if (typeof raw !== 'string') throw invalidParameter(name, `${name} must be given once.`);
     const reader = (readers as Record<string, ParamReader<unknown> | undefined>)[name];
+    if (!reader && !allowed(name)) throw invalidParameter(name, `Unknown query parameter "${name}".`);
+    if (typeof raw !== 'string') throw invalidParameter(name, `${name} must be given once.`);
     if (reader) (result as Record<string, unknown>)[name] = reader(raw, name);
   }
   return result;
@@ -149,16 +145,29 @@ export const param = {
 
 export type QueryParameters = Record<string, QueryParameter<unknown>>;
 
-/** What a declaration reads: each declared parameter that was given, typed; `page` on paginated routes. */
+/**
+ * What a declaration reads: each declared parameter that was given, typed; the representation asked
+ * for (`fields`, `include`, `sort`: see representation.ts); `page` on paginated routes.
+ */
 export type QueryOf<P extends QueryParameters, Paginated extends boolean = false> = {
   [K in keyof P]?: P[K] extends QueryParameter<infer T> ? T : never;
-} & (Paginated extends true ? { page: PageParams } : unknown);
+} & Representation &
+  (Paginated extends true ? { page: PageParams } : unknown);
 
 /** How the OpenAPI document describes a paginated route's `page_size` (the limits themselves are configuration). */
 export interface PageDocs {
   defaultSize?: number;
   maxSize?: number;
   description?: string;
+}
+
+export interface QueryOptions<P extends QueryParameters, Paginated extends boolean> extends RepresentationOffer {
+  paginated?: Paginated;
+  /** Keyset pages (`page_after`/`page_before`) beside numbered ones. */
+  cursor?: boolean;
+  pageDocs?: PageDocs;
+  /** Checks across parameters (combinations that mean nothing), after each was read. */
+  check?: (values: QueryOf<P>) => void;
 }
 
 /**
@@ -169,16 +178,19 @@ export interface PageDocs {
  */
 export class QueryDeclaration<P extends QueryParameters, Paginated extends boolean = false> implements PipeTransform<unknown, QueryOf<P, Paginated>> {
   private readonly readers: QueryReaders<Record<string, unknown>>;
+  private readonly others: (name: string) => boolean;
 
   constructor(
     readonly parameters: P,
-    readonly options: { paginated?: Paginated; pageDocs?: PageDocs; check?: (values: QueryOf<P>) => void } = {},
+    readonly options: QueryOptions<P, Paginated> = {},
   ) {
     this.readers = Object.fromEntries(Object.entries(parameters).map(([name, parameter]) => [name, parameter.read])) as QueryReaders<Record<string, unknown>>;
+    const paging = new Set<string>([...(options.paginated ? PAGE_PARAMETERS : []), ...(options.paginated && options.cursor ? CURSOR_PARAMETERS : [])]);
+    this.others = (name) => paging.has(name) || offersParameter(options, name);
   }
 
   read(query: Record<string, unknown>): QueryOf<P, Paginated> {
-    const values = readQuery(query, this.readers, { paginated: this.options.paginated }) as QueryOf<P>;
+    const values = { ...readQuery(query, this.readers, this.others), ...readRepresentation(query, this.options) } as QueryOf<P>;
     this.options.check?.(values);
     return (this.options.paginated ? { ...values, page: readPageParams(query) } : values) as QueryOf<P, Paginated>;
   }
@@ -190,7 +202,7 @@ export class QueryDeclaration<P extends QueryParameters, Paginated extends boole
 
 export function declareQuery<P extends QueryParameters, Paginated extends boolean = false>(
   parameters: P,
-  options: { paginated?: Paginated; pageDocs?: PageDocs; check?: (values: QueryOf<P>) => void } = {},
+  options: QueryOptions<P, Paginated> = {},
 ): QueryDeclaration<P, Paginated> {
   return new QueryDeclaration(parameters, options);
 }

@@ -28,9 +28,13 @@ export function identifier(type: string, id: string | null | undefined): Resourc
 }
 
 /**
- * Primary data as JSON text PostgreSQL built (a resource object, or an array of them): it goes into
- * the envelope as it is, never parsed and serialized again here.
+ * Primary data as JSON text PostgreSQL built (a resource object, or an array of them), and the JSON
+ * array text of the resources included with it (`include`): both go into the envelope as they are,
+ * never parsed and serialized again here.
  */
 export class JsonText {
-  constructor(readonly text: string) {}
+  constructor(
+    readonly text: string,
+    readonly included?: string,
+  ) {}
 }

@@ -1,3 +1,4 @@
+import type { RepresentationOffer } from '../json-api/representation.js';
 import { applyDecorators } from '@nestjs/common';
 import {
   ApiBody,
@@ -118,13 +119,65 @@ function ApiPageQueries(options: PageDocs = {}) {
   );
 }
 
+/** `page_after` and `page_before` of a list with keyset pages. */
+function ApiCursorQueries() {
+  const cursor = (name: string, from: string) =>
+    ApiQuery({
+      name,
+      required: false,
+      schema: { type: 'string' },
+      description:
+        `An opaque cursor from \`links.${from === 'start' ? 'next' : 'prev'}\`; empty: the ${from === 'start' ? 'first' : 'last'} page. Keyset pages have ` +
+        '`links.first/last/prev/next` (prev/next null at the ends) and no count (`meta` absent); they stay exact under concurrent inserts. ' +
+        'Not with `page_number` (400); an altered cursor, or one of another list or `sort`, is a 400.',
+    });
+  return applyDecorators(cursor('page_after', 'start'), cursor('page_before', 'end'));
+}
+
+/** `fields[<type>]`, `include` and `sort` as a route offers them (common/json-api/representation.ts). */
+function ApiRepresentationQueries(offer: RepresentationOffer) {
+  const decorators = Object.entries(offer.fields ?? {}).map(([type, members]) =>
+    ApiQuery({
+      name: `fields[${type}]`,
+      required: false,
+      schema: { type: 'string' },
+      description: `Sparse fieldset: only these members of \`${type}\` resources (comma-separated; empty: none). Any of: ${members.map((m) => `\`${m}\``).join(', ')}.`,
+    }),
+  );
+  if (offer.include) {
+    decorators.push(
+      ApiQuery({
+        name: 'include',
+        required: false,
+        schema: { type: 'string' },
+        description: `Related resources to add as \`included\` (compound document, each resource once; those the caller may not read are left out): ${offer.include.map((i) => `\`${i}\``).join(', ')}.`,
+      }),
+    );
+  }
+  if (offer.sort) {
+    decorators.push(
+      ApiQuery({
+        name: 'sort',
+        required: false,
+        schema: { type: 'string' },
+        description: `Order: comma-separated keys, \`-\` for descending; ties end on the id. Keys: ${offer.sort.map((k) => `\`${k}\``).join(', ')}.`,
+      }),
+    );
+  }
+  return applyDecorators(...decorators);
+}
+
 /** The OpenAPI parameters of a route's query string, from its declaration (common/json-api/query.ts). */
-export function ApiQueryParameters(declaration: QueryDeclaration<QueryParameters, boolean>) {
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any declaration: only its parameters and options are read
+export function ApiQueryParameters(declaration: QueryDeclaration<any, boolean>) {
+  const options = declaration.options;
   return applyDecorators(
-    ...Object.entries(declaration.parameters).map(([name, parameter]) =>
+    ...Object.entries(declaration.parameters as QueryParameters).map(([name, parameter]) =>
       ApiQuery({ name, required: false, schema: parameter.schema, description: parameter.description, example: parameter.example }),
     ),
-    ...(declaration.options.paginated ? [ApiPageQueries(declaration.options.pageDocs)] : []),
+    ...(options.paginated ? [ApiPageQueries(options.pageDocs)] : []),
+    ...(options.paginated && options.cursor ? [ApiCursorQueries()] : []),
+    ApiRepresentationQueries(options),
   );
 }
 

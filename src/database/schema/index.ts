@@ -8,9 +8,10 @@ import { images } from './images.js';
 import { organizations } from './organizations.js';
 import { questTasks, quests } from './quests.js';
 import { revenueEntries } from './revenue.js';
+import { serviceKeys } from './service-keys.js';
 import { twins } from './twins.js';
 
 export * from './table.js';
-export { accessTokens, accounts, events, idempotencyKeys, images, memberships, organizations, questTasks, quests, revenueEntries, twins };
+export { accessTokens, accounts, events, idempotencyKeys, images, memberships, organizations, questTasks, quests, revenueEntries, serviceKeys, twins };
 
-export const tables = [organizations, accounts, memberships, accessTokens, twins, events, idempotencyKeys, images, quests, questTasks, revenueEntries];
+export const tables = [organizations, accounts, memberships, accessTokens, twins, events, idempotencyKeys, images, quests, questTasks, revenueEntries, serviceKeys];
