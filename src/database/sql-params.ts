@@ -7,4 +7,14 @@ export class SqlParams {
     this.values.push(value);
     return `$${this.values.length}${cast}`;
   }
+
+  /**
+   * Binds `value` where `marker` occurs in `sql`, and only if it does: a parameter the statement never
+   * references has no type PostgreSQL can infer (an error), and which members a sparse fieldset keeps
+   * decides whether some values are used at all. Markers are fixed texts of the service's SQL (client
+   * values are never written into SQL text), so they cannot be forged.
+   */
+  bindWhereUsed(sql: string, marker: string, value: unknown, cast = ''): string {
+    return sql.includes(marker) ? sql.replaceAll(marker, this.add(value, cast)) : sql;
+  }
 }

@@ -1,15 +1,21 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Tenant } from '../common/auth/tenant.js';
 import { RawBody } from '../common/json-api/envelope.js';
 import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
-import { ApiDocument, ApiErrors, ApiTenant } from '../common/openapi/docs.js';
+import { declareQuery, type QueryOf } from '../common/json-api/query.js';
+import { ApiDocument, ApiErrors, ApiQueryParameters, ApiTenant } from '../common/openapi/docs.js';
 import { ifNoneMatchHits } from './http-cache.js';
 import { IMAGE_CONTENT_TYPES } from './image-format.js';
 import { ImageLinks } from './image-links.js';
 import { IMAGE_DOCUMENT } from './image.openapi.js';
+import { IMAGE_FIELDS } from './image.resource.js';
 import { ImagesService } from './images.service.js';
+
+/** `GET /images/<IMG_ID>`: sparse fieldsets only. */
+const IMAGE_QUERY = declareQuery({}, { fields: { images: IMAGE_FIELDS } });
+type ImageQuery = QueryOf<typeof IMAGE_QUERY.parameters>;
 
 /** The image bytes, under each image media type. */
 const IMAGE_BYTES = Object.fromEntries(IMAGE_CONTENT_TYPES.map((type) => [type, { schema: { type: 'string', format: 'binary' } }]));
@@ -53,10 +59,11 @@ export class ImagesController {
 
   @Get(':imageId')
   @ApiOperation({ summary: 'One image\'s metadata', description: VISIBILITY })
+  @ApiQueryParameters(IMAGE_QUERY)
   @ApiDocument(200, IMAGE_DOCUMENT, { description: '`{data: image}`' })
   @ApiErrors({ 404: NOT_FOUND })
-  get(@Tenant() tenant: Tenant, @Param('imageId', UuidParam) imageId: string, @Req() request: FastifyRequest) {
-    return this.images.get(tenant, imageId, this.links.forRequest(request));
+  get(@Tenant() tenant: Tenant, @Param('imageId', UuidParam) imageId: string, @Query(IMAGE_QUERY) query: ImageQuery, @Req() request: FastifyRequest) {
+    return this.images.get(tenant, imageId, this.links.forRequest(request), query.fields);
   }
 
   @Get(':imageId/content')

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { sparseResource, type Fieldsets } from '../common/json-api/representation.js';
 import { Sql } from '../database/sql.js';
 import { Injectable } from '@nestjs/common';
 import { ApiError, notFound } from '../common/json-api/api-error.js';
@@ -64,10 +65,10 @@ export class ImagesService {
     return imageResource(row, url);
   }
 
-  async get(tenant: Tenant, id: string, url: ImageUrl): Promise<ResourceObject> {
+  async get(tenant: Tenant, id: string, url: ImageUrl, fields: Fieldsets = {}): Promise<ResourceObject> {
     const row = await this.images.findReadable(tenant, id);
     if (!row) throw notFound('No such image.');
-    return imageResource(row, url);
+    return sparseResource(imageResource(row, url), fields);
   }
 
   async content(tenant: Tenant, id: string): Promise<ImageContent> {

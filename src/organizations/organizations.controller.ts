@@ -6,7 +6,14 @@ import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
 import { ApiDocument, ApiErrors, ApiQueryParameters, ApiTenant } from '../common/openapi/docs.js';
 import { ORGANIZATION_DOCUMENT, ORGANIZATION_PAGE } from './organization.openapi.js';
 import { OrganizationsService } from './organizations.service.js';
-import { PAGE_ONLY_QUERY, type PageOnlyQuery } from '../common/json-api/query.js';
+import { declareQuery, type QueryOf } from '../common/json-api/query.js';
+import { ORGANIZATION_FIELDS } from './organization.resource.js';
+
+const FIELDS = { fields: { organizations: ORGANIZATION_FIELDS } };
+/** `GET /organizations/`: pages and sparse fieldsets. */
+const ORGANIZATION_LIST_QUERY = declareQuery({}, { paginated: true, ...FIELDS });
+/** `GET /organizations/<ORG_ID>`: sparse fieldsets. */
+const ORGANIZATION_QUERY = declareQuery({}, FIELDS);
 
 @ApiTags('organizations')
 @Controller('organizations')
@@ -20,26 +27,27 @@ export class OrganizationsController {
     summary: "The caller's organizations",
     description: 'Every organization the account is a member of. `X-Organization` is optional here, so a client can discover its organizations before choosing one. Paginated with `page_number`/`page_size`.',
   })
-  @ApiQueryParameters(PAGE_ONLY_QUERY)
+  @ApiQueryParameters(ORGANIZATION_LIST_QUERY)
   @ApiDocument(200, ORGANIZATION_PAGE, { description: '`{links, data: [organization], meta: {pagination}}`' })
   @ApiErrors({
     400: '`invalid_header`: a given `X-Organization` that is not a UUID; `invalid_parameter`: an unknown, repeated or malformed query parameter.',
     403: '`forbidden`: a given `X-Organization` the account is not a member of (`source.header`).',
     404: '`not_found`: a page past the last one.',
   })
-  list(@Caller() caller: RequestAuth, @Query(PAGE_ONLY_QUERY) query: PageOnlyQuery) {
+  list(@Caller() caller: RequestAuth, @Query(ORGANIZATION_LIST_QUERY) query: QueryOf<typeof ORGANIZATION_LIST_QUERY.parameters, true>) {
     return this.organizations.list(caller, query);
   }
 
   @Get(':organizationId')
   @ApiOperation({ summary: 'One organization of the caller', description: 'An organization the account is not a member of answers 404.' })
+  @ApiQueryParameters(ORGANIZATION_QUERY)
   @ApiDocument(200, ORGANIZATION_DOCUMENT, { description: '`{data: organization}`' })
   @ApiErrors({
     400: '`invalid_header`: a given `X-Organization` that is not a UUID.',
     403: '`forbidden`: a given `X-Organization` the account is not a member of (`source.header`).',
     404: '`not_found`: not an organization the account is a member of.',
   })
-  get(@Caller() caller: RequestAuth, @Param('organizationId', UuidParam) organizationId: string) {
-    return this.organizations.get(caller, organizationId);
+  get(@Caller() caller: RequestAuth, @Param('organizationId', UuidParam) organizationId: string, @Query(ORGANIZATION_QUERY) query: QueryOf<typeof ORGANIZATION_QUERY.parameters>) {
+    return this.organizations.get(caller, organizationId, query.fields);
   }
 }

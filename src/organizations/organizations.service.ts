@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { notFound } from '../common/json-api/api-error.js';
 import type { PageOnlyQuery } from '../common/json-api/query.js';
+import { sparseResource, type Fieldsets } from '../common/json-api/representation.js';
 import { loadPage, type Page, pageRequest } from '../common/json-api/pagination.js';
 import type { RequestAuth } from '../common/auth/tenant.js';
 import { organizationResource } from './organization.resource.js';
@@ -21,14 +22,14 @@ export class OrganizationsService {
       page,
       () => this.organizations.countForAccount(caller.account.id),
       () => this.organizations.pageForAccount(caller.account.id, page),
-      organizationResource,
+      (row) => sparseResource(organizationResource(row), query.fields),
     );
   }
 
   /** An organization the caller is not a member of is indistinguishable from one that does not exist. */
-  async get(caller: RequestAuth, organizationId: string): Promise<ResourceObject> {
+  async get(caller: RequestAuth, organizationId: string, fields: Fieldsets = {}): Promise<ResourceObject> {
     const row = await this.organizations.findForAccount(caller.account.id, organizationId);
     if (!row) throw notFound('No such organization.');
-    return organizationResource(row);
+    return sparseResource(organizationResource(row), fields);
   }
 }

@@ -109,6 +109,9 @@ export interface TaskDocument {
   include: ReadonlySet<string>;
 }
 
+/** Where the absolute URL of `/images/` goes in quest SQL (bound by SqlParams.bindWhereUsed when a kept member uses it). */
+const IMAGES_BASE = '{{images_base}}';
+
 /** The two quest lists: their rows (`q`, with the twin `t` where visibility needs it). */
 export type QuestList = 'discovery' | 'mine';
 const LIST_FROM: Record<QuestList, string> = { discovery: 'quests q JOIN twins t ON t.id = q.twin_id', mine: 'quests q' };
@@ -180,12 +183,11 @@ export class QuestsRepository {
    */
   async page(list: QuestList, tenant: TwinTenant, filters: MyQuestFilters, page: PageRequest, document: QuestDocument): Promise<CountedJson & { included: string | null }> {
     const { where, params } = this.listWhere(list, tenant, filters);
-    const imagesBase = params.add(document.imagesBase, '::text');
+    const imagesBase = IMAGES_BASE;
     const offset = params.add(page.offset, '::bigint');
     const order = keysetOrder(questKeys(document.sort), 'q');
     const included = this.includedSql(document, imagesBase, tenant, params);
-    const rows: (CountedJson & { included: string | null })[] = await this.sql.query(
-      `WITH page AS MATERIALIZED (
+    const sql = `WITH page AS MATERIALIZED (
          SELECT q.*, row_number() OVER (ORDER BY ${order}) AS n FROM ${LIST_FROM[list]} WHERE ${where}
           ORDER BY ${order} LIMIT ${params.add(page.size, '::int')} OFFSET ${offset})
        SELECT c.count,
@@ -193,16 +195,15 @@ export class QuestsRepository {
                 SELECT coalesce(json_agg(${questJsonSql(imagesBase, document.fields.quests)} ORDER BY q.n), '[]'::json)::text FROM page q ${QUEST_JOINS})
               ELSE '[]' END AS data,
               ${included ? `CASE WHEN ${offset} < c.count THEN ${included} ELSE '[]' END` : 'NULL::text'} AS included
-         FROM (SELECT count(*) AS count FROM ${LIST_FROM[list]} WHERE ${where}) c`,
-      params.values,
-    );
+         FROM (SELECT count(*) AS count FROM ${LIST_FROM[list]} WHERE ${where}) c`;
+    const rows: (CountedJson & { included: string | null })[] = await this.sql.query(params.bindWhereUsed(sql, IMAGES_BASE, document.imagesBase, '::text'), params.values);
     return rows[0];
   }
 
   /** A keyset page of a quest list (keyset.ts), without a count. */
   async keysetPage(list: QuestList, tenant: TwinTenant, filters: MyQuestFilters, request: CursorRequest, document: QuestDocument): Promise<KeysetRows> {
     const { where, params } = this.listWhere(list, tenant, filters);
-    const imagesBase = params.add(document.imagesBase, '::text');
+    const imagesBase = IMAGES_BASE;
     const sql = keysetPageSql(
       {
         alias: 'q',
@@ -217,7 +218,7 @@ export class QuestsRepository {
       },
       params,
     );
-    return (await this.sql.query(sql, params.values))[0];
+    return (await this.sql.query(params.bindWhereUsed(sql, IMAGES_BASE, document.imagesBase, '::text'), params.values))[0];
   }
 
   /** One of the acting twin's quests in the full form, as `document` says (JSON text built by PostgreSQL). */
@@ -226,13 +227,11 @@ export class QuestsRepository {
     params.add(tenant.organization.id, '::uuid');
     params.add(tenant.twin.id, '::uuid');
     const quest = params.add(id, '::uuid');
-    const imagesBase = params.add(document.imagesBase, '::text');
-    const rows: { data: string; included: string | null }[] = await this.sql.query(
-      `WITH page AS MATERIALIZED (SELECT q.* FROM quests q WHERE q.organization_id = $1 AND q.twin_id = $2 AND q.id = ${quest})
+    const imagesBase = IMAGES_BASE;
+    const sql = `WITH page AS MATERIALIZED (SELECT q.* FROM quests q WHERE q.organization_id = $1 AND q.twin_id = $2 AND q.id = ${quest})
        SELECT ${questJsonSql(imagesBase, document.fields.quests)}::text AS data, ${this.includedSql(document, imagesBase, tenant, params) ?? 'NULL::text'} AS included
-         FROM page q ${QUEST_JOINS}`,
-      params.values,
-    );
+         FROM page q ${QUEST_JOINS}`;
+    const rows: { data: string; included: string | null }[] = await this.sql.query(params.bindWhereUsed(sql, IMAGES_BASE, document.imagesBase, '::text'), params.values);
     return rows[0];
   }
 

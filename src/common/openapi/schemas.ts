@@ -243,12 +243,13 @@ export function resourceForms(resource: ResourceForms): Record<string, Reference
         properties[member] = dictionary[member];
         used.add(`${kind}:${member}`);
       }
-      return { type: 'object', required: Object.keys(members), properties, additionalProperties: false } satisfies SchemaObject;
+      // Every member is written, always, unless a sparse fieldset (`fields[<type>]`) leaves it out: so none is `required` here.
+      return { type: 'object', properties, additionalProperties: false } satisfies SchemaObject;
     };
     refs[name] = component(name, {
       type: 'object',
       description,
-      required: ['type', 'id', 'attributes', ...(sample.relationships ? ['relationships'] : [])],
+      required: ['type', 'id', 'attributes'],
       properties: {
         type: { type: 'string', enum: [resource.type] },
         id: UUID,
@@ -272,18 +273,30 @@ export interface DocumentSpec {
   example: unknown;
 }
 
-/** `{data: resource}`. */
+/** `included`: the related resources `include` asked for, each once (their forms are those of their own routes). */
+export const INCLUDED = component('Included', {
+  type: 'array',
+  description: 'Present when `include` was given (possibly empty): each related resource once, in the form its own list shows it.',
+  items: {
+    type: 'object',
+    required: ['type', 'id', 'attributes'],
+    properties: { type: { type: 'string' }, id: UUID, attributes: FREE_FORM, relationships: FREE_FORM },
+    additionalProperties: false,
+  },
+});
+
+/** `{data: resource}`, with `included` when asked for. */
 export function singleDocument(name: string, resource: ReferenceObject, example: ResourceObject): DocumentSpec {
-  const schema = component(name, { type: 'object', required: ['data'], properties: { data: resource }, additionalProperties: false });
+  const schema = component(name, { type: 'object', required: ['data'], properties: { data: resource, included: INCLUDED }, additionalProperties: false });
   return { schema, example: { data: example } };
 }
 
-/** `{links, data: [resource], meta: {pagination}}`. */
+/** `{links, data: [resource], meta: {pagination}}`; keyset pages (`page_after`/`page_before`) have no `meta`. */
 export function pageDocument(name: string, resource: ReferenceObject, example: { path: string; items: ResourceObject[] }): DocumentSpec {
   const schema = component(name, {
     type: 'object',
-    required: ['links', 'data', 'meta'],
-    properties: { links: PAGE_LINKS, data: { type: 'array', items: resource }, meta: PAGINATION_META },
+    required: ['links', 'data'],
+    properties: { links: PAGE_LINKS, data: { type: 'array', items: resource }, included: INCLUDED, meta: PAGINATION_META },
     additionalProperties: false,
   });
   return { schema, example: examplePage(example.path, example.items) };
