@@ -253,7 +253,7 @@ export interface paths {
         };
         /**
          * The X-Twin twin's timeline, newest first
-         * @description Ordered by `timestamp` then id, both descending. Filters: `name` and `category` (exact match), `since` (inclusive) and `until` (exclusive), ISO 8601 timestamps (UTC unless an offset is given). Paginated with `page_number`/`page_size` (default 50, max 100); a page past the last is a 404.
+         * @description Ordered by `timestamp` then id, both descending (`sort=timestamp`: both ascending). Filters: `name` and `category` (exact match), `since` (inclusive) and `until` (exclusive), ISO 8601 timestamps (UTC unless an offset is given). Paginated with `page_number`/`page_size` (default 50, max 100; a page past the last is a 404), or by cursor (`page_after`/`page_before`): keyset pages, as fast deep in the timeline as at its start.
          */
         get: operations["EventsController_list"];
         put?: never;
@@ -432,7 +432,7 @@ export interface paths {
         };
         /**
          * Discovery feed
-         * @description Public quests whose creating twin the caller can see (public twins, supplier twins and the twins of the caller's organization), newest first, paginated. Filters `name` and `description` match values containing the string, case-insensitively. Full form: attributes `created`, `modified`, `name`, `summary`, `description`, `summary-image-url` (absolute URL of `/images/<IMG_ID>/content` or null), `public`, `twin-metadata` (`{id, name, description}` of the creating twin; for a copy, the twin that embarked), `original-twin-metadata` (the same for the original's twin, or null), `task-count`, and beyond the contract `price` (a JSON number; exact decimal in storage). Relationships `images` (the images the quest uses, today its summary image, with `meta.count`), `summary-image`, `twin`, `original`.
+         * @description Public quests whose creating twin the caller can see (public twins, supplier twins and the twins of the caller's organization), newest first (or as `sort` says), paginated by number or by cursor. Filters `name` and `description` match values containing the string, case-insensitively. Full form: attributes `created`, `modified`, `name`, `summary`, `description`, `summary-image-url` (absolute URL of `/images/<IMG_ID>/content` or null), `public`, `twin-metadata` (`{id, name, description}` of the creating twin; for a copy, the twin that embarked), `original-twin-metadata` (the same for the original's twin, or null), `task-count`, and beyond the contract `price` (a JSON number; exact decimal in storage). Relationships `images` (the images the quest uses, today its summary image, with `meta.count`), `summary-image`, `twin`, `original`.
          */
         get: operations["QuestsController_discover"];
         put?: never;
@@ -904,7 +904,19 @@ export interface components {
                 count: number;
             };
         };
-        /** @description An organization: twins, quests, images and events belong to one. */
+        /** @description Present when `include` was given (possibly empty): each related resource once, in the form its own list shows it. */
+        Included: {
+            type: string;
+            /** Format: uuid */
+            id: string;
+            attributes: {
+                [key: string]: unknown;
+            };
+            relationships?: {
+                [key: string]: unknown;
+            };
+        }[];
+        /** @description An organization: twins, quests, images and events belong to one. With a sparse fieldset (`fields[organizations]`) only the members it names are written, and `relationships` only when it names one. */
         OrganizationResource: {
             /** @enum {string} */
             type: "organizations";
@@ -926,13 +938,15 @@ export interface components {
         };
         OrganizationDocument: {
             data: components["schemas"]["OrganizationResource"];
+            included?: components["schemas"]["Included"];
         };
         OrganizationListDocument: {
             links: components["schemas"]["PageLinks"];
             data: components["schemas"]["OrganizationResource"][];
-            meta: components["schemas"]["PaginationMeta"];
+            included?: components["schemas"]["Included"];
+            meta?: components["schemas"]["PaginationMeta"];
         };
-        /** @description A twin in `GET /twins/` (list form: dasherized names). */
+        /** @description A twin in `GET /twins/` (list form: dasherized names). With a sparse fieldset (`fields[twins]`) only the members it names are written, and `relationships` only when it names one. */
         TwinListResource: {
             /** @enum {string} */
             type: "twins";
@@ -1018,7 +1032,7 @@ export interface components {
                 };
             };
         };
-        /** @description A twin in `GET /my/twins/` (own-twins form: a dasherized subset). */
+        /** @description A twin in `GET /my/twins/` (own-twins form: a dasherized subset). With a sparse fieldset (`fields[twins]`) only the members it names are written, and `relationships` only when it names one. */
         OwnTwinResource: {
             /** @enum {string} */
             type: "twins";
@@ -1066,7 +1080,7 @@ export interface components {
                 };
             };
         };
-        /** @description A twin in `GET /twins/<TWIN_ID>/` and the answers of `POST /my/twins/` and `PATCH /my/twins/<TWIN_ID>/` (detail form: underscored names). */
+        /** @description A twin in `GET /twins/<TWIN_ID>/` and the answers of `POST /my/twins/` and `PATCH /my/twins/<TWIN_ID>/` (detail form: underscored names). With a sparse fieldset (`fields[twins]`) only the members it names are written, and `relationships` only when it names one. */
         TwinDetailResource: {
             /** @enum {string} */
             type: "twins";
@@ -1147,15 +1161,18 @@ export interface components {
         TwinListDocument: {
             links: components["schemas"]["PageLinks"];
             data: components["schemas"]["TwinListResource"][];
-            meta: components["schemas"]["PaginationMeta"];
+            included?: components["schemas"]["Included"];
+            meta?: components["schemas"]["PaginationMeta"];
         };
         OwnTwinListDocument: {
             links: components["schemas"]["PageLinks"];
             data: components["schemas"]["OwnTwinResource"][];
-            meta: components["schemas"]["PaginationMeta"];
+            included?: components["schemas"]["Included"];
+            meta?: components["schemas"]["PaginationMeta"];
         };
         TwinDetailDocument: {
             data: components["schemas"]["TwinDetailResource"];
+            included?: components["schemas"]["Included"];
         };
         /** @description A twin with a location, as a GeoJSON Feature. */
         TwinFeature: {
@@ -1285,9 +1302,11 @@ export interface components {
         };
         AccountDocument: {
             data: components["schemas"]["AccountResource"];
+            included?: components["schemas"]["Included"];
         };
         TokenDocument: {
             data: components["schemas"]["TokenResource"];
+            included?: components["schemas"]["Included"];
         };
         /** @description `{data: {type: "organizations", attributes: {name}}}` */
         OrganizationCreateDocument: {
@@ -1324,7 +1343,7 @@ export interface components {
                 attributes?: components["schemas"]["TokenAttributes"];
             };
         };
-        /** @description A timeline event. The id is a UUIDv7: ids sort by creation time. */
+        /** @description A timeline event. The id is a UUIDv7: ids sort by creation time. With a sparse fieldset (`fields[events]`) only the members it names are written, and `relationships` only when it names one. */
         EventResource: {
             /** @enum {string} */
             type: "events";
@@ -1347,11 +1366,13 @@ export interface components {
         };
         EventDocument: {
             data: components["schemas"]["EventResource"];
+            included?: components["schemas"]["Included"];
         };
         EventListDocument: {
             links: components["schemas"]["PageLinks"];
             data: components["schemas"]["EventResource"][];
-            meta: components["schemas"]["PaginationMeta"];
+            included?: components["schemas"]["Included"];
+            meta?: components["schemas"]["PaginationMeta"];
         };
         /** @description `{data: {type: "events", attributes: {name, category, data}}}`; the service makes the id and the timestamp (sending either is refused). */
         EventCreateDocument: {
@@ -1400,7 +1421,7 @@ export interface components {
                 kind: "postgres" | "embedded";
             };
         };
-        /** @description An uploaded image (its metadata; the bytes are at `url`). */
+        /** @description An uploaded image (its metadata; the bytes are at `url`). With a sparse fieldset (`fields[images]`) only the members it names are written, and `relationships` only when it names one. */
         ImageResource: {
             /** @enum {string} */
             type: "images";
@@ -1429,8 +1450,9 @@ export interface components {
         };
         ImageDocument: {
             data: components["schemas"]["ImageResource"];
+            included?: components["schemas"]["Included"];
         };
-        /** @description The answer of `POST /quests/` (a smaller form than the full one). */
+        /** @description The answer of `POST /quests/` (a smaller form than the full one). With a sparse fieldset (`fields[quests]`) only the members it names are written, and `relationships` only when it names one. */
         CreatedQuestResource: {
             /** @enum {string} */
             type: "quests";
@@ -1478,7 +1500,7 @@ export interface components {
                 };
             };
         };
-        /** @description A quest in the full form (lists, `GET /my/quests/<QUEST_ID>`, PATCH and embark answers). */
+        /** @description A quest in the full form (lists, `GET /my/quests/<QUEST_ID>`, PATCH and embark answers). With a sparse fieldset (`fields[quests]`) only the members it names are written, and `relationships` only when it names one. */
         QuestResource: {
             /** @enum {string} */
             type: "quests";
@@ -1565,7 +1587,7 @@ export interface components {
                 };
             };
         };
-        /** @description A task of a quest. */
+        /** @description A task of a quest. With a sparse fieldset (`fields[tasks]`) only the members it names are written, and `relationships` only when it names one. */
         TaskResource: {
             /** @enum {string} */
             type: "tasks";
@@ -1610,22 +1632,27 @@ export interface components {
         };
         CreatedQuestDocument: {
             data: components["schemas"]["CreatedQuestResource"];
+            included?: components["schemas"]["Included"];
         };
         QuestDocument: {
             data: components["schemas"]["QuestResource"];
+            included?: components["schemas"]["Included"];
         };
         QuestListDocument: {
             links: components["schemas"]["PageLinks"];
             data: components["schemas"]["QuestResource"][];
-            meta: components["schemas"]["PaginationMeta"];
+            included?: components["schemas"]["Included"];
+            meta?: components["schemas"]["PaginationMeta"];
         };
         TaskDocument: {
             data: components["schemas"]["TaskResource"];
+            included?: components["schemas"]["Included"];
         };
         TaskListDocument: {
             links: components["schemas"]["PageLinks"];
             data: components["schemas"]["TaskResource"][];
-            meta: components["schemas"]["PaginationMeta"];
+            included?: components["schemas"]["Included"];
+            meta?: components["schemas"]["PaginationMeta"];
         };
         /** @description `{data: {type: "quests", attributes}}`; only `name` is required. */
         QuestCreateDocument: {
@@ -1832,6 +1859,8 @@ export interface operations {
                 page_number?: number;
                 /** @description Default 50, at most 100 (PAGE_SIZE_DEFAULT / PAGE_SIZE_MAX). */
                 page_size?: number;
+                /** @description Sparse fieldset: only these members of `organizations` resources (comma-separated; empty: none). Any of: `name`, `created`, `modified`. */
+                "fields[organizations]"?: string;
             };
             header?: never;
             path?: never;
@@ -1924,7 +1953,10 @@ export interface operations {
     };
     OrganizationsController_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Sparse fieldset: only these members of `organizations` resources (comma-separated; empty: none). Any of: `name`, `created`, `modified`. */
+                "fields[organizations]"?: string;
+            };
             header?: never;
             path: {
                 /** @description A UUID; anything else is a 404. */
@@ -2383,6 +2415,18 @@ export interface operations {
                 page_number?: number;
                 /** @description Default 50, at most 100; geo listing: default 1000, at most 10000. */
                 page_size?: number;
+                /** @description An opaque cursor from `links.next`; empty: the first page. Keyset pages have `links.first/last/prev/next` (prev/next null at the ends) and no count (`meta` absent); they stay exact under concurrent inserts. Not with `page_number` (400); an altered cursor, or one of another list or `sort`, is a 400. */
+                page_after?: string;
+                /** @description An opaque cursor from `links.prev`; empty: the last page. Keyset pages have `links.first/last/prev/next` (prev/next null at the ends) and no count (`meta` absent); they stay exact under concurrent inserts. Not with `page_number` (400); an altered cursor, or one of another list or `sort`, is a 400. */
+                page_before?: string;
+                /** @description Sparse fieldset: only these members of `twins` resources (comma-separated; empty: none). Any of: `created`, `modified`, `name`, `description`, `personal`, `connections`, `personality`, `meta-data`, `place-id`, `provider`, `location`, `opening-hours`, `phone-number`, `address`, `city`, `state`, `website`, `provider-info`, `organization`. */
+                "fields[twins]"?: string;
+                /** @description Sparse fieldset: only these members of `organizations` resources (comma-separated; empty: none). Any of: `name`, `created`, `modified`. */
+                "fields[organizations]"?: string;
+                /** @description Related resources to add as `included` (compound document, each resource once; those the caller may not read are left out): `organization`. */
+                include?: string;
+                /** @description Order: comma-separated keys, `-` for descending; ties end on the id. Keys: `name`, `created`, `modified`, `distance`. */
+                sort?: string;
             };
             header?: {
                 /** @description The acting twin; needed by `is_connection`. */
@@ -2580,7 +2624,14 @@ export interface operations {
     };
     TwinsController_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Sparse fieldset: only these members of `twins` resources (comma-separated; empty: none). Any of: `created`, `modified`, `name`, `description`, `tasks_supplied`, `personal`, `meta_data`, `place_id`, `provider`, `location`, `opening_hours`, `phone_number`, `address`, `city`, `state`, `website`, `provider_info`, `tags`, `organization`. */
+                "fields[twins]"?: string;
+                /** @description Sparse fieldset: only these members of `organizations` resources (comma-separated; empty: none). Any of: `name`, `created`, `modified`. */
+                "fields[organizations]"?: string;
+                /** @description Related resources to add as `included` (compound document, each resource once; those the caller may not read are left out): `organization`. */
+                include?: string;
+            };
             header?: never;
             path: {
                 /** @description A UUID; anything else is a 404. */
@@ -2590,7 +2641,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `{data: twin}` (detail form) */
+            /** @description `{data: twin}` (detail form; with `include=organization`, `included: [organization]`) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2712,6 +2763,18 @@ export interface operations {
                 page_number?: number;
                 /** @description Default 50, at most 100 (PAGE_SIZE_DEFAULT / PAGE_SIZE_MAX). */
                 page_size?: number;
+                /** @description An opaque cursor from `links.next`; empty: the first page. Keyset pages have `links.first/last/prev/next` (prev/next null at the ends) and no count (`meta` absent); they stay exact under concurrent inserts. Not with `page_number` (400); an altered cursor, or one of another list or `sort`, is a 400. */
+                page_after?: string;
+                /** @description An opaque cursor from `links.prev`; empty: the last page. Keyset pages have `links.first/last/prev/next` (prev/next null at the ends) and no count (`meta` absent); they stay exact under concurrent inserts. Not with `page_number` (400); an altered cursor, or one of another list or `sort`, is a 400. */
+                page_before?: string;
+                /** @description Sparse fieldset: only these members of `twins` resources (comma-separated; empty: none). Any of: `created`, `modified`, `name`, `description`, `personal`, `connections`, `personality`, `meta-data`, `organization`. */
+                "fields[twins]"?: string;
+                /** @description Sparse fieldset: only these members of `organizations` resources (comma-separated; empty: none). Any of: `name`, `created`, `modified`. */
+                "fields[organizations]"?: string;
+                /** @description Related resources to add as `included` (compound document, each resource once; those the caller may not read are left out): `organization`. */
+                include?: string;
+                /** @description Order: comma-separated keys, `-` for descending; ties end on the id. Keys: `name`, `created`, `modified`, `distance`. */
+                sort?: string;
             };
             header?: never;
             path?: never;
@@ -3114,6 +3177,14 @@ export interface operations {
                 page_number?: number;
                 /** @description Default 50, at most 100 (PAGE_SIZE_DEFAULT / PAGE_SIZE_MAX). */
                 page_size?: number;
+                /** @description An opaque cursor from `links.next`; empty: the first page. Keyset pages have `links.first/last/prev/next` (prev/next null at the ends) and no count (`meta` absent); they stay exact under concurrent inserts. Not with `page_number` (400); an altered cursor, or one of another list or `sort`, is a 400. */
+                page_after?: string;
+                /** @description An opaque cursor from `links.prev`; empty: the last page. Keyset pages have `links.first/last/prev/next` (prev/next null at the ends) and no count (`meta` absent); they stay exact under concurrent inserts. Not with `page_number` (400); an altered cursor, or one of another list or `sort`, is a 400. */
+                page_before?: string;
+                /** @description Sparse fieldset: only these members of `events` resources (comma-separated; empty: none). Any of: `name`, `category`, `data`, `timestamp`. */
+                "fields[events]"?: string;
+                /** @description Order: comma-separated keys, `-` for descending; ties end on the id. Keys: `timestamp`. */
+                sort?: string;
             };
             header?: never;
             path?: never;
@@ -3392,7 +3463,10 @@ export interface operations {
     };
     EventsController_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Sparse fieldset: only these members of `events` resources (comma-separated; empty: none). Any of: `name`, `category`, `data`, `timestamp`. */
+                "fields[events]"?: string;
+            };
             header?: never;
             path: {
                 /** @description A UUID; anything else is a 404. */
@@ -3764,7 +3838,10 @@ export interface operations {
     };
     ImagesController_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Sparse fieldset: only these members of `images` resources (comma-separated; empty: none). Any of: `content-type`, `size`, `width`, `height`, `url`, `created`. */
+                "fields[images]"?: string;
+            };
             header?: never;
             path: {
                 /** @description A UUID; anything else is a 404. */
@@ -4004,6 +4081,20 @@ export interface operations {
                 page_number?: number;
                 /** @description Default 50, at most 100 (PAGE_SIZE_DEFAULT / PAGE_SIZE_MAX). */
                 page_size?: number;
+                /** @description An opaque cursor from `links.next`; empty: the first page. Keyset pages have `links.first/last/prev/next` (prev/next null at the ends) and no count (`meta` absent); they stay exact under concurrent inserts. Not with `page_number` (400); an altered cursor, or one of another list or `sort`, is a 400. */
+                page_after?: string;
+                /** @description An opaque cursor from `links.prev`; empty: the last page. Keyset pages have `links.first/last/prev/next` (prev/next null at the ends) and no count (`meta` absent); they stay exact under concurrent inserts. Not with `page_number` (400); an altered cursor, or one of another list or `sort`, is a 400. */
+                page_before?: string;
+                /** @description Sparse fieldset: only these members of `quests` resources (comma-separated; empty: none). Any of: `created`, `modified`, `name`, `summary`, `description`, `summary-image-url`, `public`, `price`, `twin-metadata`, `original-twin-metadata`, `task-count`, `images`, `summary-image`, `twin`, `original`. */
+                "fields[quests]"?: string;
+                /** @description Sparse fieldset: only these members of `twins` resources (comma-separated; empty: none). Any of: `created`, `modified`, `name`, `description`, `personal`, `connections`, `personality`, `meta-data`, `place-id`, `provider`, `location`, `opening-hours`, `phone-number`, `address`, `city`, `state`, `website`, `provider-info`, `organization`. */
+                "fields[twins]"?: string;
+                /** @description Sparse fieldset: only these members of `images` resources (comma-separated; empty: none). Any of: `content-type`, `size`, `width`, `height`, `url`, `created`. */
+                "fields[images]"?: string;
+                /** @description Related resources to add as `included` (compound document, each resource once; those the caller may not read are left out): `twin`, `original`, `images`, `summary-image`. */
+                include?: string;
+                /** @description Order: comma-separated keys, `-` for descending; ties end on the id. Keys: `name`, `created`, `price`. */
+                sort?: string;
             };
             header?: never;
             path?: never;
@@ -4525,6 +4616,12 @@ export interface operations {
                 page_number?: number;
                 /** @description Default 50, at most 100 (PAGE_SIZE_DEFAULT / PAGE_SIZE_MAX). */
                 page_size?: number;
+                /** @description Sparse fieldset: only these members of `tasks` resources (comma-separated; empty: none). Any of: `name`, `description`, `position`, `created`, `modified`, `quest`, `place`. */
+                "fields[tasks]"?: string;
+                /** @description Sparse fieldset: only these members of `twins` resources (comma-separated; empty: none). Any of: `created`, `modified`, `name`, `description`, `personal`, `connections`, `personality`, `meta-data`, `place-id`, `provider`, `location`, `opening-hours`, `phone-number`, `address`, `city`, `state`, `website`, `provider-info`, `organization`. */
+                "fields[twins]"?: string;
+                /** @description Related resources to add as `included` (compound document, each resource once; those the caller may not read are left out): `place`. */
+                include?: string;
             };
             header?: never;
             path: {
@@ -4535,7 +4632,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `{links, data: [task], meta: {pagination}}` */
+            /** @description `{links, data: [task], meta: {pagination}}` (with `include=place`, `included`: the places the caller can see) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4766,6 +4863,20 @@ export interface operations {
                 page_number?: number;
                 /** @description Default 50, at most 100 (PAGE_SIZE_DEFAULT / PAGE_SIZE_MAX). */
                 page_size?: number;
+                /** @description An opaque cursor from `links.next`; empty: the first page. Keyset pages have `links.first/last/prev/next` (prev/next null at the ends) and no count (`meta` absent); they stay exact under concurrent inserts. Not with `page_number` (400); an altered cursor, or one of another list or `sort`, is a 400. */
+                page_after?: string;
+                /** @description An opaque cursor from `links.prev`; empty: the last page. Keyset pages have `links.first/last/prev/next` (prev/next null at the ends) and no count (`meta` absent); they stay exact under concurrent inserts. Not with `page_number` (400); an altered cursor, or one of another list or `sort`, is a 400. */
+                page_before?: string;
+                /** @description Sparse fieldset: only these members of `quests` resources (comma-separated; empty: none). Any of: `created`, `modified`, `name`, `summary`, `description`, `summary-image-url`, `public`, `price`, `twin-metadata`, `original-twin-metadata`, `task-count`, `images`, `summary-image`, `twin`, `original`. */
+                "fields[quests]"?: string;
+                /** @description Sparse fieldset: only these members of `twins` resources (comma-separated; empty: none). Any of: `created`, `modified`, `name`, `description`, `personal`, `connections`, `personality`, `meta-data`, `place-id`, `provider`, `location`, `opening-hours`, `phone-number`, `address`, `city`, `state`, `website`, `provider-info`, `organization`. */
+                "fields[twins]"?: string;
+                /** @description Sparse fieldset: only these members of `images` resources (comma-separated; empty: none). Any of: `content-type`, `size`, `width`, `height`, `url`, `created`. */
+                "fields[images]"?: string;
+                /** @description Related resources to add as `included` (compound document, each resource once; those the caller may not read are left out): `twin`, `original`, `images`, `summary-image`. */
+                include?: string;
+                /** @description Order: comma-separated keys, `-` for descending; ties end on the id. Keys: `name`, `created`, `price`. */
+                sort?: string;
             };
             header?: never;
             path?: never;
@@ -4954,7 +5065,16 @@ export interface operations {
     };
     MyQuestsController_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Sparse fieldset: only these members of `quests` resources (comma-separated; empty: none). Any of: `created`, `modified`, `name`, `summary`, `description`, `summary-image-url`, `public`, `price`, `twin-metadata`, `original-twin-metadata`, `task-count`, `images`, `summary-image`, `twin`, `original`. */
+                "fields[quests]"?: string;
+                /** @description Sparse fieldset: only these members of `twins` resources (comma-separated; empty: none). Any of: `created`, `modified`, `name`, `description`, `personal`, `connections`, `personality`, `meta-data`, `place-id`, `provider`, `location`, `opening-hours`, `phone-number`, `address`, `city`, `state`, `website`, `provider-info`, `organization`. */
+                "fields[twins]"?: string;
+                /** @description Sparse fieldset: only these members of `images` resources (comma-separated; empty: none). Any of: `content-type`, `size`, `width`, `height`, `url`, `created`. */
+                "fields[images]"?: string;
+                /** @description Related resources to add as `included` (compound document, each resource once; those the caller may not read are left out): `twin`, `original`, `images`, `summary-image`. */
+                include?: string;
+            };
             header?: never;
             path: {
                 /** @description A UUID; anything else is a 404. */

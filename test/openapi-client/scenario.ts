@@ -32,7 +32,8 @@ export async function scenario(connect: (credentials: Record<string, string>) =>
 
   const listed = await member('get', '/twins', { query: { organization: organizationId, is_supplier: true, page_size: 10 } });
   const listedPhones: string[] = listed.body.data.map((twin) => twin.attributes['phone-number']);
-  const pages: number = listed.body.meta.pagination.pages;
+  // Numbered pages carry the count; keyset pages (page_after/page_before) have no meta.
+  const pages: number = listed.body.meta?.pagination.pages ?? 0;
 
   const detail = await member('get', '/twins/{id}', { path: { id: twinId } });
   const suppliedTasks: number = detail.body.data.attributes.tasks_supplied;

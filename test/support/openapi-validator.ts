@@ -79,6 +79,8 @@ export interface ValidationStats {
 
 export class OpenApiValidator {
   private readonly ajv: Ajv;
+  /** The same schemas with a resource's members optional: answers to requests with a sparse fieldset (`fields[<type>]`). */
+  private readonly sparseAjv: Ajv;
   private readonly routes: Route[] = [];
   private readonly paths: { segments: (string | null)[] }[] = [];
   private readonly compiled = new Map<string, ValidateFunction>();
@@ -86,11 +88,8 @@ export class OpenApiValidator {
   constructor(readonly document: OpenApiDocument) {
     // OpenAPI 3.0 schemas are JSON Schema with a few extra keywords: `nullable` (ajv knows it) and
     // annotations ajv must accept in strict mode.
-    this.ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false, strictRequired: false });
-    this.ajv.addVocabulary(['example', 'xml', 'externalDocs']);
-    addFormats(this.ajv);
-    this.ajv.addFormat('binary', true);
-    this.ajv.addSchema({ $id: COMPONENTS_ID, $defs: rewriteRefs(document.components.schemas ?? {}) });
+    this.ajv = schemaValidator(document.components.schemas ?? {});
+    this.sparseAjv = schemaValidator(withOptionalMembers(document.components.schemas ?? {}));
     for (const [path, item] of Object.entries(document.paths)) {
       const segments = templateSegments(path);
       this.paths.push({ segments });
@@ -108,12 +107,13 @@ export class OpenApiValidator {
     return this.routes.find((route) => route.method === method.toUpperCase() && matches(route.segments, segments));
   }
 
-  /** A validator for a schema of the document (cached by `key`). */
-  validatorFor(key: string, schema: Schema): ValidateFunction {
-    let validate = this.compiled.get(key);
+  /** A validator for a schema of the document (cached by `key`); `sparse`: with the resources' members optional. */
+  validatorFor(key: string, schema: Schema, sparse = false): ValidateFunction {
+    const cacheKey = `${sparse ? 'sparse ' : ''}${key}`;
+    let validate = this.compiled.get(cacheKey);
     if (!validate) {
-      validate = this.ajv.compile(rewriteRefs(schema));
-      this.compiled.set(key, validate);
+      validate = (sparse ? this.sparseAjv : this.ajv).compile(rewriteRefs(schema));
+      this.compiled.set(cacheKey, validate);
     }
     return validate;
   }
@@ -177,7 +177,8 @@ export class OpenApiValidator {
     } catch {
       return this.fail(answer, key, `the ${mediaType} body is not JSON`);
     }
-    const validate = this.validatorFor(cacheKey, schema);
+    const sparse = /[?&]fields(?:\[|%5b)/i.test(answer.url);
+    const validate = this.validatorFor(cacheKey, schema, sparse);
     if (!validate(body)) return this.fail(answer, key, `the body does not match the schema:\n${describeErrors(validate.errors ?? [])}`);
     return undefined;
   }
@@ -193,6 +194,42 @@ export const describeErrors = (errors: ErrorObject[]) =>
     .slice(0, 10)
     .map((error) => `    ${error.instancePath || '(body)'} ${error.message ?? ''} ${error.params && Object.keys(error.params).length > 0 ? JSON.stringify(error.params) : ''}`)
     .join('\n');
+
+/** An ajv holding the document's component schemas. */
+function schemaValidator(schemas: Record<string, Schema>): Ajv {
+  // OpenAPI 3.0 schemas are JSON Schema with a few extra keywords: `nullable` (ajv knows it) and
+  // annotations ajv must accept in strict mode.
+  const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false, strictRequired: false });
+  ajv.addVocabulary(['example', 'xml', 'externalDocs']);
+  addFormats(ajv);
+  ajv.addFormat('binary', true);
+  ajv.addSchema({ $id: COMPONENTS_ID, $defs: rewriteRefs(schemas) });
+  return ajv;
+}
+
+/**
+ * The resource schemas as a sparse fieldset makes them: any attribute or relationship may be absent, and
+ * `relationships` too (representation.ts). Everything else stays exact (types, no unknown members).
+ */
+function withOptionalMembers(schemas: Record<string, Schema>): Record<string, Schema> {
+  const relaxed: Record<string, Schema> = {};
+  for (const [name, schema] of Object.entries(schemas)) {
+    const properties = (schema as { properties?: Record<string, Schema> }).properties;
+    if (!properties?.attributes || !properties.type) {
+      relaxed[name] = schema;
+      continue;
+    }
+    const optional = (member: Schema | undefined) => (member && typeof member === 'object' ? { ...member, required: undefined } : member);
+    relaxed[name] = JSON.parse(
+      JSON.stringify({
+        ...schema,
+        required: ((schema as { required?: string[] }).required ?? []).filter((member) => member !== 'relationships'),
+        properties: { ...properties, attributes: optional(properties.attributes), relationships: optional(properties.relationships) },
+      }),
+    );
+  }
+  return relaxed;
+}
 
 /** `$ref`s into `#/components/schemas/` pointed at the copy ajv holds. */
 function rewriteRefs<T>(value: T): T {

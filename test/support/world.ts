@@ -189,7 +189,8 @@ const SCOPES: Record<string, (world: string) => string> = {
 };
 
 /** Tables that hold no tenant data. */
-const NOT_TENANT_DATA = new Set(['migrations', 'schema_migrations', 'spatial_ref_sys', 'typeorm_metadata', 'query_result_cache']);
+/** service_keys holds the service's own secrets (the cursor key), shared by every tenant. */
+const NOT_TENANT_DATA = new Set(['migrations', 'schema_migrations', 'spatial_ref_sys', 'typeorm_metadata', 'query_result_cache', 'service_keys']);
 
 /**
  * The tenant tables, discovered from information_schema (not a hand-kept list): a table with an

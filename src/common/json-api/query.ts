@@ -109,7 +109,8 @@ export const params = {
 export function readQuery<T extends object>(query: Record<string, unknown>, readers: QueryReaders<T>, allowed: (name: string) => boolean = () => false): Partial<T> {
   const result: Partial<T> = {};
   for (const [name, raw] of Object.entries(query ?? {})) {
-    const reader = (readers as Record<string, ParamReader<unknown> | undefined>)[name];
+    // Own members only: a parameter named `__proto__` or `constructor` is an unknown name, not Object's.
+    const reader = Object.hasOwn(readers, name) ? (readers as Record<string, ParamReader<unknown>>)[name] : undefined;
     if (!reader && !allowed(name)) throw invalidParameter(name, `Unknown query parameter "${name}".`);
     if (typeof raw !== 'string') throw invalidParameter(name, `${name} must be given once.`);
     if (reader) (result as Record<string, unknown>)[name] = reader(raw, name);

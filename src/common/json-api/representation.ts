@@ -56,7 +56,7 @@ export function readRepresentation(query: Record<string, unknown>, offer: Repres
     else {
       const type = FIELDS_PARAMETER.exec(name)?.[1];
       if (type === undefined || !offer.fields) continue;
-      const members = offer.fields[type];
+      const members = Object.hasOwn(offer.fields, type) ? offer.fields[type] : undefined;
       if (!members) {
         const types = Object.keys(offer.fields);
         throw invalidParameter(name, `No resources of type "${type}" are in this response; fields[…] may name ${types.map((t) => `"${t}"`).join(', ')}.`);
@@ -92,7 +92,6 @@ function readSort(raw: string, keys: readonly string[]): SortDirective[] {
 }
 
 /** The fieldset of `type`, or undefined when the request keeps all its members. */
-export const fieldsetOf = (fields: Fieldsets, type: string): ReadonlySet<string> | undefined => fields[type];
 
 /**
  * A resource object with only the requested members (the resource's own type's fieldset): attributes
@@ -100,7 +99,7 @@ export const fieldsetOf = (fields: Fieldsets, type: string): ReadonlySet<string>
  * object left empty goes. The documents PostgreSQL builds follow the same rule (resource-sql.ts).
  */
 export function sparseResource(resource: ResourceObject, fields: Fieldsets): ResourceObject {
-  const keep = fields[resource.type];
+  const keep = Object.hasOwn(fields, resource.type) ? fields[resource.type] : undefined;
   if (!keep) return resource;
   const out: ResourceObject = { type: resource.type, id: resource.id, attributes: pick(resource.attributes, keep) ?? {} };
   const relationships = pick(resource.relationships, keep);

@@ -243,13 +243,13 @@ export function resourceForms(resource: ResourceForms): Record<string, Reference
         properties[member] = dictionary[member];
         used.add(`${kind}:${member}`);
       }
-      // Every member is written, always, unless a sparse fieldset (`fields[<type>]`) leaves it out: so none is `required` here.
-      return { type: 'object', properties, additionalProperties: false } satisfies SchemaObject;
+      // Required: the document a client gets without `fields[<type>]`, where every member is written.
+      return { type: 'object', required: Object.keys(members), properties, additionalProperties: false } satisfies SchemaObject;
     };
     refs[name] = component(name, {
       type: 'object',
-      description,
-      required: ['type', 'id', 'attributes'],
+      description: `${description ? `${description} ` : ''}With a sparse fieldset (\`fields[${resource.type}]\`) only the members it names are written, and \`relationships\` only when it names one.`,
+      required: ['type', 'id', 'attributes', ...(sample.relationships ? ['relationships'] : [])],
       properties: {
         type: { type: 'string', enum: [resource.type] },
         id: UUID,
