@@ -34,8 +34,10 @@ describe('query declarations', () => {
       id: 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11',
       tags: ['x', 'y'],
       page: { number: 2 },
+      fields: {},
+      include: new Set(),
     });
-    expect(EXAMPLE.transform(undefined)).toEqual({ page: {} });
+    expect(EXAMPLE.transform(undefined)).toEqual({ page: {}, fields: {}, include: new Set() });
   });
 
   it('refuses a malformed value, a repeated name and a combination the check forbids, naming the parameter', () => {

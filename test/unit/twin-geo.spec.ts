@@ -63,13 +63,13 @@ describe('spatial query readers', () => {
   });
 
   it('cross-parameter rules', () => {
-    expect(TWIN_LIST_QUERY.read({ point: '1,2', dist: '10' })).toEqual({ point: { lon: 1, lat: 2 }, dist: 10, page: {} });
-    expect(TWIN_LIST_QUERY.read({ point: '1,2', ordering: 'distance' })).toEqual({ point: { lon: 1, lat: 2 }, ordering: 'distance', page: {} });
+    expect(TWIN_LIST_QUERY.read({ point: '1,2', dist: '10' })).toEqual({ point: { lon: 1, lat: 2 }, dist: 10, page: {}, fields: {}, include: new Set() });
+    expect(TWIN_LIST_QUERY.read({ point: '1,2', ordering: 'distance' })).toEqual({ point: { lon: 1, lat: 2 }, ordering: 'distance', page: {}, fields: {}, include: new Set() });
     expect(errorOf(() => TWIN_LIST_QUERY.read({ dist: '10' })).source).toEqual({ parameter: 'dist' });
     expect(errorOf(() => TWIN_LIST_QUERY.read({ ordering: 'distance' })).source).toEqual({ parameter: 'ordering' });
     expect(errorOf(() => TWIN_LIST_QUERY.read({ point: '1,2' })).source).toEqual({ parameter: 'point' });
     expect(errorOf(() => OWN_TWIN_LIST_QUERY.read({ is_public: 'true' })).source).toEqual({ parameter: 'is_public' });
-    expect(TWIN_LIST_QUERY.read({ characteristics: 'a, b', is_public: 'false', page_number: '2' })).toEqual({ characteristics: ['a', 'b'], is_public: false, page: { number: 2 } });
+    expect(TWIN_LIST_QUERY.read({ characteristics: 'a, b', is_public: 'false', page_number: '2' })).toEqual({ characteristics: ['a', 'b'], is_public: false, page: { number: 2 }, fields: {}, include: new Set() });
   });
 });
 

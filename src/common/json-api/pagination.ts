@@ -32,11 +32,13 @@ export interface PageParams {
 }
 
 export function readPageParams(query: Record<string, unknown>): PageParams {
-  const params: PageParams = { number: readPositive(query, 'page_number'), size: readPositive(query, 'page_size') };
-  const after = query.page_after;
-  const before = query.page_before;
-  if (typeof after === 'string') params.after = after;
-  if (typeof before === 'string') params.before = before;
+  const params: PageParams = {};
+  const number = readPositive(query, 'page_number');
+  const size = readPositive(query, 'page_size');
+  if (number !== undefined) params.number = number;
+  if (size !== undefined) params.size = size;
+  if (typeof query.page_after === 'string') params.after = query.page_after;
+  if (typeof query.page_before === 'string') params.before = query.page_before;
   if (params.after !== undefined && params.before !== undefined) throw invalidParameter('page_before', 'Give page_after or page_before, not both.');
   if (params.number !== undefined && (params.after !== undefined || params.before !== undefined)) {
     throw invalidParameter('page_number', 'page_number numbers pages; page_after/page_before follow a cursor: give one kind, not both.');

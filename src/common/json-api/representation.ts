@@ -65,7 +65,7 @@ export function readRepresentation(query: Record<string, unknown>, offer: Repres
       (fields ??= {})[type] = raw === '' ? new Set() : readNames(name, raw, members, 'field');
     }
   }
-  return { fields: fields ?? NO_FIELDSETS, include, sort };
+  return sort ? { fields: fields ?? NO_FIELDSETS, include, sort } : { fields: fields ?? NO_FIELDSETS, include };
 }
 
 function readNames(parameter: string, raw: string, allowed: readonly string[], what: string): ReadonlySet<string> {
