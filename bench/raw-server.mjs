@@ -17,7 +17,7 @@
 // JSON:API errors but need not match the service's word for word.
 //
 //   DATABASE_URL=… PORT=… node bench/raw-server.mjs
-import { createHash, randomFillSync, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomFillSync, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -256,6 +256,87 @@ SELECT a.org, a.twin,
   FROM a`;
 
 /**
+ * Keyset pages (page_after): the rows past a position in list order, one more than the page to know
+ * whether more follow, the page's JSON, its edge positions, and whether rows lie at or before the
+ * position (for links.prev). Positions travel as text and are cast back exactly.
+ */
+const keysetSelect = (json, alias, size, position) => `
+SELECT a.org, a.twin,
+       CASE WHEN a.org IS NOT NULL THEN (SELECT coalesce(json_agg(${json} ORDER BY ${alias}.n), '[]'::json)::text FROM page ${alias} WHERE ${alias}.n <= ${size}) END AS body,
+       (SELECT ${position} FROM page ${alias} WHERE ${alias}.n = 1) AS first,
+       (SELECT ${position} FROM page ${alias} WHERE ${alias}.n = least(${size}, (SELECT count(*) FROM page))) AS last,
+       (SELECT count(*) FROM page) > ${size} AS more`;
+
+/** GET /events/?page_after= — $4 size; with a position, $5 timestamp and $6 id. Newest first. */
+const timelinePage = (after) => `WITH ${AUTH},
+page AS MATERIALIZED (
+  SELECT e.*, row_number() OVER (ORDER BY e."timestamp" DESC, e.id DESC) AS n FROM (
+    SELECT e.* FROM events e, a WHERE a.twin IS NOT NULL AND e.twin_id = $3::uuid AND e.organization_id = $2::uuid
+      ${after ? `AND (e."timestamp", e.id) < ($5::timestamptz, $6::uuid)` : ''}
+     ORDER BY e."timestamp" DESC, e.id DESC LIMIT $4::int + 1) e)
+${keysetSelect(EVENT_JSON, 'e', '$4::int', `json_build_array(e."timestamp"::text, e.id::text)`)},
+       ${after ? `EXISTS (SELECT 1 FROM events e WHERE e.twin_id = $3::uuid AND e.organization_id = $2::uuid AND (e."timestamp", e.id) >= ($5::timestamptz, $6::uuid))` : 'false'} AS beyond
+  FROM a`;
+const SQL_TIMELINE_FIRST = timelinePage(false);
+const SQL_TIMELINE_AFTER = timelinePage(true);
+
+/** GET /twins/?page_after= — $4 size; with a position, $5 created and $6 id. The two halves of visibility, each from its index. */
+const twinsKeyset = (after, json = TWIN_LIST_JSON) => {
+  const past = after ? `AND (s.created, s.id) > ($5::timestamptz, $6::uuid)` : '';
+  return `WITH ${AUTH},
+page AS MATERIALIZED (
+  SELECT t.*, row_number() OVER (ORDER BY t.created, t.id) AS n FROM (
+    SELECT u.* FROM (
+      (SELECT s.* FROM twins s WHERE ${SHARED('s')} ${past} ORDER BY s.created, s.id LIMIT $4::int + 1)
+      UNION ALL
+      (SELECT s.* FROM twins s WHERE s.organization_id = $2::uuid AND NOT ${SHARED('s')} ${past} ORDER BY s.created, s.id LIMIT $4::int + 1)) u
+    ORDER BY u.created, u.id LIMIT $4::int + 1) t)
+${keysetSelect(json, 't', '$4::int', `json_build_array(t.created::text, t.id::text)`)},
+       ${after ? `(EXISTS (SELECT 1 FROM twins s WHERE ${SHARED('s')} AND (s.created, s.id) <= ($5::timestamptz, $6::uuid))
+                   OR EXISTS (SELECT 1 FROM twins s WHERE s.organization_id = $2::uuid AND NOT ${SHARED('s')} AND (s.created, s.id) <= ($5::timestamptz, $6::uuid)))` : 'false'} AS beyond
+  FROM a`;
+};
+
+/** The list form with only the members of `fields[twins]` (validated names), relationships only when named. */
+const TWIN_LIST_MEMBERS = {
+  created: ts('t.created'), modified: ts('t.modified'), name: 't.name', description: 't.description', personal: 't.personal', connections: 't.connections',
+  personality: `json_build_object('id', t.personality_id, 'characteristics', t.characteristics, 'services', t.services)`, 'meta-data': 't.meta_data',
+  'place-id': `coalesce(t.place_id, '')`, provider: 't.provider', location: 'ST_AsGeoJSON(t.location)::json', 'opening-hours': 't.opening_hours',
+  'phone-number': 't.phone_number', address: 't.address', city: 't.city', state: 't.state', website: 't.website', 'provider-info': 't.provider_info',
+};
+function sparseTwinJson(fields) {
+  const pairs = fields.filter((f) => f in TWIN_LIST_MEMBERS).map((f) => `'${f}', ${TWIN_LIST_MEMBERS[f]}`);
+  const attributes = pairs.length ? `json_build_object(${pairs.join(', ')})` : `'{}'::json`;
+  return `json_build_object('type', 'twins', 'id', t.id, 'attributes', ${attributes}${fields.includes('organization') ? `, 'relationships', ${ORGANIZATION_REL('t')}` : ''})`;
+}
+
+/** GET /twins/ page 1.. with fields[twins] and include=organization — $4 size, $5 offset. */
+const sparseTwinsPage = (json, includeOrganization) => `WITH ${AUTH},
+page AS MATERIALIZED (
+  SELECT t.* FROM (SELECT u.id, u.created FROM (
+      (SELECT s.id, s.created FROM twins s WHERE ${SHARED('s')} ORDER BY s.created, s.id LIMIT $4::int + $5::bigint)
+      UNION ALL
+      (SELECT s.id, s.created FROM twins s WHERE s.organization_id = $2::uuid AND NOT ${SHARED('s')} ORDER BY s.created, s.id LIMIT $4::int + $5::bigint)) u
+    ORDER BY u.created, u.id LIMIT $4::int OFFSET $5::bigint) p JOIN twins t ON t.id = p.id)
+SELECT a.org, a.twin, CASE WHEN a.org IS NOT NULL THEN ${VISIBLE_COUNT} END AS count,
+       CASE WHEN a.org IS NOT NULL THEN (SELECT json_agg(${json} ORDER BY t.created, t.id)::text FROM page t) END AS body,
+       ${includeOrganization ? `(SELECT coalesce(json_agg(json_build_object('type', 'organizations', 'id', o.id, 'attributes', json_build_object('name', o.name, 'created', ${ts('o.created')}, 'modified', ${ts('o.modified')})) ORDER BY o.id), '[]')::text
+          FROM organizations o WHERE o.id IN (SELECT organization_id FROM page))` : 'NULL'} AS included
+  FROM a`;
+
+/** GET /quests/?include=twin&fields[twins]=… — as SQL_QUEST_FEED, with the page's twins included (sparse). */
+const questFeedIncluded = (twinJson) => `WITH ${AUTH},
+page AS MATERIALIZED (SELECT q.* FROM quests q JOIN twins t ON t.id = q.twin_id, a WHERE a.twin IS NOT NULL AND ${DISCOVERY_WHERE}
+                       ORDER BY q.created DESC, q.id DESC LIMIT $7::int OFFSET $8::bigint)
+SELECT a.org, a.twin,
+       CASE WHEN a.twin IS NOT NULL THEN (SELECT count(*)::int FROM quests q JOIN twins t ON t.id = q.twin_id WHERE ${DISCOVERY_WHERE}) END AS count,
+       CASE WHEN a.twin IS NOT NULL THEN
+         (SELECT json_agg(${questJson('$9::text', '(SELECT count(*) FROM quest_tasks k WHERE k.quest_id = q.id)')} ORDER BY q.created DESC, q.id DESC)::text
+            FROM page q JOIN twins t ON t.id = q.twin_id LEFT JOIN quests o ON o.id = q.original_id LEFT JOIN twins ot ON ot.id = o.twin_id) END AS body,
+       (SELECT coalesce(json_agg(${twinJson} ORDER BY t.id), '[]')::text FROM twins t WHERE t.id IN (SELECT twin_id FROM page)) AS included
+  FROM a`;
+
+/**
  * POST /quests/<id>/embark — $4 quest, $5 image URL prefix. One statement: lock the quest (shared, as a
  * started quest must not change underneath), judge it, copy it and its tasks for the acting twin, count
  * the copied tasks in their place twins' tasks_supplied (locked in id order), record the revenue entry,
@@ -455,8 +536,8 @@ function filtersOf(query, readers) {
   const filters = {};
   for (const name in query) {
     const raw = query[name];
-    if (name === 'page_number' || name === 'page_size') continue;
-    const reader = readers[name];
+    if (name === 'page_number' || name === 'page_size' || name === 'page_after' || name === 'fields[twins]' || name === 'include') continue;
+    const reader = Object.hasOwn(readers, name) ? readers[name] : undefined;
     if (!reader) throw badParameter(name, `Unknown query parameter "${name}".`);
     if (typeof raw !== 'string') throw badParameter(name, `${name} must be given once.`);
     filters[name] = reader(raw, name);
@@ -531,6 +612,47 @@ function pageEnvelope(request, page, count, data) {
   const links = JSON.stringify({ first, last, next, prev });
   const meta = `{"pagination":{"page":${page.number},"pages":${pages},"count":${count}}}`;
   return { links, meta, body: data === undefined ? undefined : `{"links":${links},"data":${data ?? '[]'},"meta":${meta}}` };
+}
+
+
+// Cursors (page_after) --------------------------------------------------------------------------------
+
+const CURSOR_KEY = createHash('sha256').update(process.env.CURSOR_SECRET ?? 'raw-server-cursor-secret-0123456789').digest();
+const cursorSignature = (payload) => createHmac('sha256', CURSOR_KEY).update(payload).digest().subarray(0, 16).toString('base64url');
+const signCursor = (scope, position) => {
+  const payload = Buffer.from(JSON.stringify([scope, position])).toString('base64url');
+  return `${payload}.${cursorSignature(payload)}`;
+};
+/** The position a cursor of `scope` holds; a 400 for anything else. */
+function readCursor(scope, parameter, cursor) {
+  const refused = () => badParameter(parameter, `${parameter} is not a cursor of this list.`);
+  const dot = cursor.indexOf('.');
+  if (dot <= 0) throw refused();
+  const payload = cursor.slice(0, dot);
+  const given = Buffer.from(cursor.slice(dot + 1));
+  const expected = Buffer.from(cursorSignature(payload));
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw refused();
+  const [got, position] = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+  if (got !== scope || !Array.isArray(position)) throw refused();
+  return position;
+}
+/** `{links: {first, last, prev, next}, data}` of a keyset page read forwards (the service's links). */
+function cursorBody(request, scope, row, fromPosition) {
+  const at = (parameter, position) => {
+    const url = new URL(request.url, `${originOf(request)}/`);
+    url.searchParams.delete('page_after');
+    url.searchParams.delete('page_before');
+    url.searchParams.delete('page_number');
+    url.searchParams.set(parameter, position ? signCursor(scope, position) : '');
+    return url.href;
+  };
+  const links = {
+    first: at('page_after', null),
+    last: at('page_before', null),
+    prev: fromPosition && row.beyond ? at('page_before', row.first) : null,
+    next: row.more ? at('page_after', row.last) : null,
+  };
+  return `{"links":${JSON.stringify(links)},"data":${row.body ?? '[]'}}`;
 }
 
 // Request documents ------------------------------------------------------------------------------
@@ -707,6 +829,26 @@ app.get('/twins', async (request, reply) => {
   const geo = wantsGeoJson(request.headers);
   const page = pageOf(request.query, geo ? GEO_PAGE : PAGE);
   const names = Object.keys(filters);
+  const q = request.query;
+  if (q.page_after !== undefined || q['fields[twins]'] !== undefined || q.include !== undefined) {
+    // Only what the benchmark asks: keyset pages and sparse/compound pages of the unfiltered list.
+    if (geo || names.length > 0 || q.page_number !== undefined) throw badParameter('page_after', 'This server pages by cursor, or with fields/include, only the unfiltered list.');
+    const fields = q['fields[twins]'] === undefined ? Object.keys(TWIN_LIST_MEMBERS).concat('organization') : q['fields[twins]'] === '' ? [] : q['fields[twins]'].split(',');
+    for (const field of fields) if (!(field in TWIN_LIST_MEMBERS) && field !== 'organization') throw badParameter('fields[twins]', `Unknown field "${field}".`);
+    const fieldsKey = createHash('sha1').update(fields.join(',')).digest('hex').slice(0, 12);
+    if (q.page_after !== undefined) {
+      if (q.include !== undefined) throw badParameter('include', 'This server includes on numbered pages only.');
+      const position = q.page_after === '' ? null : readCursor('twins:', 'page_after', q.page_after);
+      const name = `twins-${position ? 'after' : 'first'}-${fieldsKey}`;
+      const row = await answer(name, twinsKeyset(position !== null, sparseTwinJson(fields)), [...values, page.size, ...(position ?? [])], 'optional');
+      return send(reply, cursorBody(request, 'twins:', row, position !== null));
+    }
+    if (q.include !== undefined && q.include !== 'organization') throw badParameter('include', 'include may name "organization".');
+    const key = `${fields.join(',')}|${q.include ?? ''}`;
+    const row = await answer(`twins-sparse-${createHash('sha1').update(key).digest('hex').slice(0, 12)}`, sparseTwinsPage(sparseTwinJson(fields), q.include !== undefined), [...values, page.size, page.offset], 'optional');
+    const { links, meta } = pageEnvelope(request, page, row.count, undefined);
+    return send(reply, `{"links":${links},"data":${row.count === 0 ? '[]' : row.body}${row.included === null ? '' : `,"included":${row.included}`},"meta":${meta}}`);
+  }
   let row;
   if (!geo && names.length === 0) {
     row = await answer('twins-page', SQL_TWINS_PAGE, [...values, page.size, page.offset], 'optional');
@@ -757,10 +899,19 @@ app.get('/events', async (request, reply) => {
   const values = credentials(request, 'required');
   const q = request.query;
   for (const name in q) {
-    if (!['name', 'category', 'since', 'until', 'page_number', 'page_size'].includes(name)) throw badParameter(name, `Unknown query parameter "${name}".`);
+    if (!['name', 'category', 'since', 'until', 'page_number', 'page_size', 'page_after'].includes(name)) throw badParameter(name, `Unknown query parameter "${name}".`);
     if (typeof q[name] !== 'string') throw badParameter(name, `${name} must be given once.`);
   }
   const page = pageOf(q, PAGE);
+  if (q.page_after !== undefined) {
+    // Keyset pages of the whole timeline (the benchmark's), newest first.
+    if (q.page_number !== undefined || q.name !== undefined || q.category !== undefined || q.since !== undefined || q.until !== undefined) {
+      throw badParameter('page_after', 'This server pages the unfiltered timeline by cursor only.');
+    }
+    const position = q.page_after === '' ? null : readCursor('events:-timestamp', 'page_after', q.page_after);
+    const row = await answer(position ? 'timeline-after' : 'timeline-first', position ? SQL_TIMELINE_AFTER : SQL_TIMELINE_FIRST, [...values, page.size, ...(position ?? [])], 'required');
+    return send(reply, cursorBody(request, 'events:-timestamp', row, position !== null));
+  }
   const filter = [
     q.name === undefined ? null : text(q.name, 'name'),
     q.category === undefined ? null : text(q.category, 'category'),
@@ -807,7 +958,7 @@ app.get('/quests', async (request, reply) => {
   const values = credentials(request, 'required');
   const q = request.query;
   for (const name in q) {
-    if (!['owned_by', 'name', 'description', 'page_number', 'page_size'].includes(name)) throw badParameter(name, `Unknown query parameter "${name}".`);
+    if (!['owned_by', 'name', 'description', 'page_number', 'page_size', 'include', 'fields[twins]'].includes(name)) throw badParameter(name, `Unknown query parameter "${name}".`);
     if (typeof q[name] !== 'string') throw badParameter(name, `${name} must be given once.`);
   }
   const page = pageOf(q, PAGE);
@@ -816,6 +967,16 @@ app.get('/quests', async (request, reply) => {
     q.name === undefined ? null : text(q.name, 'name'),
     q.description === undefined ? null : text(q.description, 'description'),
   ];
+  if (q.include !== undefined) {
+    // The benchmark's compound feed: the quests' twins included (list form, optionally sparse).
+    if (q.include !== 'twin') throw badParameter('include', 'This server includes "twin" only.');
+    const fields = q['fields[twins]'] === undefined ? Object.keys(TWIN_LIST_MEMBERS).concat('organization') : q['fields[twins]'] === '' ? [] : q['fields[twins]'].split(',');
+    for (const field of fields) if (!(field in TWIN_LIST_MEMBERS) && field !== 'organization') throw badParameter('fields[twins]', `Unknown field "${field}".`);
+    const name = `quest-feed-twins-${createHash('sha1').update(fields.join(',')).digest('hex').slice(0, 12)}`;
+    const row = await answer(name, questFeedIncluded(sparseTwinJson(fields)), [...values, ...filter, page.size, page.offset, originOf(request)], 'required');
+    const { links, meta } = pageEnvelope(request, page, row.count, undefined);
+    return send(reply, `{"links":${links},"data":${row.count === 0 ? '[]' : row.body},"included":${row.included},"meta":${meta}}`);
+  }
   const row = await answer('quest-feed', SQL_QUEST_FEED, [...values, ...filter, page.size, page.offset, originOf(request)], 'required');
   return send(reply, pageEnvelope(request, page, row.count, row.body).body);
 });

@@ -239,6 +239,18 @@ async function main() {
     .filter((c) => page('list page 1', c) && page('list page 100', c))
     .map((c) => ({ connections: c, page1Rps: page('list page 1', c).service.rps, page100Rps: page('list page 100', c).service.rps, slowdown: Math.round((page('list page 1', c).service.rps / page('list page 100', c).service.rps) * 100) / 100 }));
 
+  // Keyset pages: the deepest page of each pair (same `depth`) against its page 1, for the service.
+  const MAX_DEPTH_CHANGE = 0.1;
+  const keysetDepth = [];
+  for (const c of connectionsList) {
+    for (const depth of new Set(list.filter((s) => s.depth).map((s) => s.depth))) {
+      const [first, deep] = list.filter((s) => s.depth === depth).map((s) => page(s.name, c));
+      if (!first || !deep) continue;
+      const change = Math.round((deep.service.rps / first.service.rps - 1) * 1000) / 1000;
+      keysetDepth.push({ list: depth, connections: c, page1: first.name, deep: deep.name, page1Rps: first.service.rps, deepRps: deep.service.rps, change, ok: Math.abs(change) <= MAX_DEPTH_CHANGE });
+    }
+  }
+
   let commit = 'unknown';
   try {
     commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root }).toString().trim();
@@ -255,9 +267,11 @@ async function main() {
       scenarios: rows.every((r) => judge(r).ok),
       peakRss: Math.max(peak.hwm, peak.rss) <= MAX_RSS_MB,
       scaling: scaling ? scaling.every((s) => s.ok) : undefined,
+      keysetDepth: keysetDepth.length > 0 ? keysetDepth.every((d) => d.ok) : undefined,
     },
     // Beyond the required shape: the checks that are not per-scenario ratios, and the context.
     deepPages,
+    keysetDepth,
     scaling,
     data: { counts: data.counts, loadSeconds: data.loadSeconds, cachedLoadSeconds: data.cachedLoadSeconds },
     machine: { cpus: cpus().length, model: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), loadAfter: loadavg().map((l) => Math.round(l * 100) / 100) },
@@ -273,6 +287,9 @@ async function main() {
   console.log(markdown);
   console.log(`\npeak RSS of the service: ${result.peakRssMb} MB (target ≤ ${MAX_RSS_MB}) ${result.ok.peakRss ? '✓' : '✗'}`);
   for (const d of deepPages) console.log(`page 100 vs page 1 at c=${d.connections}: ${d.slowdown}× slower (target ≤ 2)`);
+  for (const d of keysetDepth) {
+    console.log(`${d.deep} vs page 1 (${d.list}) at c=${d.connections}: service ${d.deepRps} vs ${d.page1Rps} rps (${(d.change * 100).toFixed(1)} %, target within ±${MAX_DEPTH_CHANGE * 100} %) ${d.ok ? '✓' : '✗'}`);
+  }
   for (const s of scaling ?? []) {
     console.log(`scaling ${s.name} c=${s.connections}: service rps 1M ${s.rpsAt1M} vs 100k ${s.rpsAt100k} (${(s.change * 100).toFixed(1)} %, target within ±${MAX_SCALING_DROP * 100} %) ${s.ok ? '✓' : '✗'}`);
   }

@@ -239,7 +239,10 @@ export async function fileExists(path) {
 }
 
 /** Bump when prepare() changes what it writes (it never touches what the loader wrote). */
-const PREPARE_VERSION = 1;
+const PREPARE_VERSION = 2;
+/** The keyset scenarios read page 1 and page DEEP_PAGE (or the deepest there is) of 50 items. */
+export const DEEP_PAGE = 10_000;
+export const DEEP_PAGE_SIZE = 50;
 const EMBARK_QUESTS = 40;
 const EMBARK_TASKS = 3;
 const EMBARK_TWINS = 2000;
@@ -282,17 +285,45 @@ export async function prepare(data, log) {
                 LATERAL (SELECT id FROM twins WHERE place_id IS NOT NULL ORDER BY id OFFSET 5000 + (q.n - 1) * $2 + k - 1 LIMIT 1) p`,
         [quests, EMBARK_TASKS],
       );
-      await resetEmbarks(db, quests);
-      prepared = { version: PREPARE_VERSION, providerOrg, connectedTwin, patchTwin, patchEvent, embarkQuests: quests };
+      // A timeline of a million events (100,000 on the quick data), a second apart, on a twin of its own:
+      // the keyset scenarios read its first page and page 10,000.
+      const long = data.counts.twins >= 1_000_000 ? 1_000_000 : 100_000;
+      await db.query(`DELETE FROM twins WHERE organization_id = $1 AND name = 'Bench long timeline'`, [data.organizationId]);
+      const longTimelineTwin = (await db.query(`INSERT INTO twins (organization_id, name) VALUES ($1, 'Bench long timeline') RETURNING id`, [data.organizationId])).rows[0].id;
+      await db.query(
+        `INSERT INTO events (id, organization_id, twin_id, name, category, data, "timestamp", modified)
+         SELECT bench_uuidv7(ts), $1, $2, (ARRAY['walk', 'run', 'meal', 'sleep', 'visit'])[1 + k % 5], (ARRAY['activity', 'health', 'place'])[1 + k % 3],
+                jsonb_build_object('steps', k * 37 % 9000, 'device', 'watch'), ts, ts
+           FROM generate_series(1, $3::int) k, LATERAL (SELECT now() - k * interval '1 second' AS ts) t`,
+        [data.organizationId, longTimelineTwin, long],
+      );
+      // The positions page DEEP_PAGE starts after: the row before its first one, in each list's order.
+      const depth = (count) => (Math.min(DEEP_PAGE, Math.floor(count / DEEP_PAGE_SIZE)) - 1) * DEEP_PAGE_SIZE - 1;
+      const timelineDepth = depth(long);
+      const timelineDeep = (await db.query(
+        `SELECT json_build_array("timestamp"::text, id::text) AS position FROM events WHERE twin_id = $1 ORDER BY "timestamp" DESC, id DESC OFFSET $2 LIMIT 1`,
+        [longTimelineTwin, timelineDepth],
+      )).rows[0].position;
+      const visible = (await db.query(`SELECT count(*)::int AS n FROM twins t WHERE t.public OR cardinality(t.services) > 0 OR t.organization_id = $1`, [data.organizationId])).rows[0].n;
+      const twinsDepth = depth(visible);
+      const twinsDeep = (await db.query(
+        `SELECT json_build_array(created::text, id::text) AS position FROM twins t WHERE t.public OR cardinality(t.services) > 0 OR t.organization_id = $1
+          ORDER BY created, id OFFSET $2 LIMIT 1`,
+        [data.organizationId, twinsDepth],
+      )).rows[0].position;
+      const deep = { timeline: { page: (timelineDepth + 1) / DEEP_PAGE_SIZE + 1, position: timelineDeep }, twins: { page: (twinsDepth + 1) / DEEP_PAGE_SIZE + 1, position: twinsDeep } };
+      prepared = { version: PREPARE_VERSION, providerOrg, connectedTwin, patchTwin, patchEvent, embarkQuests: quests, longTimelineTwin, longTimeline: long, deep };
       await db.query(`INSERT INTO bench_meta VALUES ('prepared', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`, [JSON.stringify(prepared)]);
       await db.query('COMMIT');
+      // After the commit: the reset vacuums, which no transaction block may hold.
+      await resetEmbarks(db, quests);
       await db.query('VACUUM ANALYZE twins, events, quests, quest_tasks, twin_counts');
       log(`data: prepared the extra scenario data in ${data.url.split('/').pop()}`);
     }
     // The twins that embark: the tenant's, except those the other scenarios act as.
     const embarkTwins = (await db.query(
       `SELECT id FROM twins WHERE organization_id = $1 AND NOT (id = ANY ($2::uuid[])) ORDER BY id LIMIT $3`,
-      [data.organizationId, [data.timelineTwin, data.postTwin, prepared.patchTwin, prepared.connectedTwin], EMBARK_TWINS],
+      [data.organizationId, [data.timelineTwin, data.postTwin, prepared.patchTwin, prepared.connectedTwin, prepared.longTimelineTwin], EMBARK_TWINS],
     )).rows.map((r) => r.id);
     return { ...data, ...prepared, embarkTwins };
   } catch (error) {

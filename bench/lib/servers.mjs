@@ -1,6 +1,7 @@
 // The two servers the benchmarks compare and the requests they are compared on, shared by
 // bench/run.mjs (throughput) and bench/cpu-per-request.mjs (CPU time per request).
 import { fork, spawn } from 'node:child_process';
+import { createHash, createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +10,19 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
 export const SERVICE_PORT = Number(process.env.BENCH_SERVICE_PORT ?? 3310);
 export const RAW_PORT = Number(process.env.BENCH_RAW_PORT ?? 3311);
+
+/**
+ * The cursor key both servers sign page cursors with (CURSOR_SECRET), so the deep keyset scenarios can
+ * start from a position the bench computed, and both servers' links carry the same cursors.
+ */
+export const BENCH_CURSOR_SECRET = 'bench-cursor-secret-0123456789abcdef';
+
+/** A page cursor as the service writes it (common/json-api/cursor.ts): signed [scope, position]. */
+export function benchCursor(scope, position) {
+  const payload = Buffer.from(JSON.stringify([scope, position])).toString('base64url');
+  const key = createHash('sha256').update(BENCH_CURSOR_SECRET).digest();
+  return `${payload}.${createHmac('sha256', key).update(payload).digest().subarray(0, 16).toString('base64url')}`;
+}
 
 /** The NODE_OPTIONS the production image runs with (Dockerfile), so the service is measured as deployed. */
 export const SERVICE_NODE_OPTIONS = /^ENV NODE_OPTIONS="([^"]*)"/m.exec(readFileSync(join(root, 'Dockerfile'), 'utf8'))?.[1] ?? '';
@@ -48,7 +62,17 @@ export async function waitReady(port, child, name) {
 export function startService(url) {
   const child = spawn(process.execPath, [join(root, 'dist/src/main.js')], {
     cwd: root,
-    env: { ...process.env, NODE_OPTIONS: SERVICE_NODE_OPTIONS, NODE_ENV: 'production', DATABASE_URL: url, PORT: String(SERVICE_PORT), HOST: '127.0.0.1', RATE_LIMIT_MAX: '0', LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      NODE_OPTIONS: SERVICE_NODE_OPTIONS,
+      NODE_ENV: 'production',
+      DATABASE_URL: url,
+      PORT: String(SERVICE_PORT),
+      HOST: '127.0.0.1',
+      RATE_LIMIT_MAX: '0',
+      LOG_LEVEL: 'warn',
+      CURSOR_SECRET: BENCH_CURSOR_SECRET,
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   child.stderr.on('data', (chunk) => process.env.BENCH_VERBOSE && process.stderr.write(chunk));
@@ -59,7 +83,7 @@ export function startRaw(url) {
   return fork(join(root, 'bench/raw-server.mjs'), [], {
     cwd: root,
     // The same V8 heap bounds as the service: the ratio is about the framework layers, not heap sizing.
-    env: { ...process.env, NODE_OPTIONS: SERVICE_NODE_OPTIONS, NODE_ENV: 'production', DATABASE_URL: url, PORT: String(RAW_PORT) },
+    env: { ...process.env, NODE_OPTIONS: SERVICE_NODE_OPTIONS, NODE_ENV: 'production', DATABASE_URL: url, PORT: String(RAW_PORT), CURSOR_SECRET: BENCH_CURSOR_SECRET },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
 }
@@ -123,6 +147,28 @@ export function scenarios(d) {
     },
     { name: 'timeline page', kind: 'timeline', path: '/events/', headers: asTwin(d.timelineTwin) },
     { name: 'quest feed', kind: 'feed', path: '/quests/', headers: asTwin(d.timelineTwin) },
+    // Keyset pages: page 1 and page 10,000 of a long timeline and of the visible twins cost the same.
+    { name: 'timeline keyset page 1', kind: 'timeline', depth: 'timeline', path: '/events/?page_after=', headers: asTwin(d.longTimelineTwin) },
+    {
+      name: `timeline keyset page ${d.deep.timeline.page}`,
+      kind: 'timeline',
+      depth: 'timeline',
+      path: `/events/?page_after=${benchCursor('events:-timestamp', d.deep.timeline.position)}`,
+      headers: asTwin(d.longTimelineTwin),
+    },
+    // The twins deep in list order are imported places (big documents) and the first ones are not: the same
+    // few fields on both pages, so the pair compares what depth costs, not document sizes.
+    { name: 'list keyset page 1', kind: 'list', depth: 'twins', path: '/twins/?page_after=&fields[twins]=name,created,modified', headers: tenant },
+    {
+      name: `list keyset page ${d.deep.twins.page}`,
+      kind: 'list',
+      depth: 'twins',
+      path: `/twins/?page_after=${benchCursor('twins:', d.deep.twins.position)}&fields[twins]=name,created,modified`,
+      headers: tenant,
+    },
+    // Sparse fieldsets and compound documents.
+    { name: 'list, fields[] + include', kind: 'list', path: '/twins/?fields[twins]=name,location,organization&include=organization', headers: tenant },
+    { name: 'quest feed, include=twin', kind: 'feed', path: '/quests/?include=twin&fields[twins]=name,description', headers: asTwin(d.timelineTwin) },
     {
       name: 'embark',
       kind: 'embark',
