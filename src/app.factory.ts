@@ -11,6 +11,7 @@ import { JsonApiErrorFilter, sendError } from './common/json-api/error.filter.js
 import { TOKEN_PREFIX } from './common/auth/tokens.js';
 import { IMAGE_CONTENT_TYPES } from './images/image-format.js';
 import { RouteTable } from './common/http/route-table.js';
+import { registerCompression } from './common/http/compression.js';
 import { endEventStreamsOnClose } from './common/http/sse.js';
 import { answerClientError, answerUnknownExpectations, drainUnreadBody } from './common/http/wire-errors.js';
 import { setupOpenApi } from './common/openapi/setup.js';
@@ -124,6 +125,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   const routes = new RouteTable();
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
   configureBodyParsers(fastify, config);
+  await registerCompression(fastify);
   // Callback-style hooks: they run on every request, and an async hook costs a promise and a microtask
   // turn each even when it has nothing to wait for.
   fastify.addHook('onRequest', (request, reply, done) => {
@@ -154,7 +156,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   if (config.corsOrigins.length > 0) {
     app.enableCors({
       origin: config.corsOrigins.includes('*') ? true : config.corsOrigins,
-      allowedHeaders: ['Authorization', 'Content-Type', 'X-Organization', 'X-Twin', 'Idempotency-Key', 'Last-Event-ID', 'If-None-Match'],
+      allowedHeaders: ['Authorization', 'Content-Type', 'X-Organization', 'X-Twin', 'Idempotency-Key', 'Last-Event-ID', 'If-None-Match', 'If-Match'],
       exposedHeaders: ['Location', 'Retry-After', 'ETag', 'X-Request-Id'],
       methods: ['GET', 'POST', 'PATCH', 'DELETE'],
     });

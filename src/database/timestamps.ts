@@ -38,3 +38,6 @@ export function installPgTypeParsers(): void {
  * six fraction digits, for documents PostgreSQL builds as JSON.
  */
 export const isoTimestampSql = (column: string): string => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+/** A timestamp column as its microseconds since the epoch, text: exact, for versions (entity tags). */
+export const microsSql = (column: string): string => `(extract(epoch FROM ${column}) * 1000000)::bigint::text`;

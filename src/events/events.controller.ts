@@ -1,4 +1,5 @@
 import { Controller, Delete, Get, Headers, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { readIfMatch } from '../common/http/conditional.js';
 import { ApiExtraModels, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -8,7 +9,7 @@ import { absoluteUrl } from '../common/http/request-url.js';
 import { sendEventStream, type SseFrame } from '../common/http/sse.js';
 import { ResourceBody, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
-import { ApiDocument, ApiErrors, ApiQueryParameters, ApiRequestDocument, ApiTenant } from '../common/openapi/docs.js';
+import { ApiDocument, ApiErrors, ApiIfMatch, ApiQueryParameters, ApiRequestDocument, ApiTenant } from '../common/openapi/docs.js';
 import { NO_QUERY_PARAMETERS } from '../common/json-api/query.js';
 import { EVENT_QUERY, TIMELINE_QUERY, type EventQuery, type TimelineQuery } from './timeline-query.js';
 import { CreateEventAttributes, UpdateEventAttributes } from './dto/event.dto.js';
@@ -167,6 +168,7 @@ export class EventsController {
   }
 
   @Patch(':id')
+  @ApiIfMatch()
   @ApiOperation({
     summary: 'Change an event of the X-Twin timeline',
     description: [
@@ -189,11 +191,13 @@ export class EventsController {
     @Tenant() tenant: TwinTenant,
     @Param('id', UuidParam) id: string,
     @ResourceBody({ type: 'events', attributes: UpdateEventAttributes, id: 'required' }) document: ResourceDocument<UpdateEventAttributes>,
+    @Headers('if-match') ifMatch: string | string[] | undefined,
   ) {
-    return this.events.update(tenant, id, document);
+    return this.events.update(tenant, id, document, readIfMatch(ifMatch));
   }
 
   @Delete(':id')
+  @ApiIfMatch()
   @HttpCode(204)
   @ApiOperation({
     summary: 'Remove an event from the X-Twin timeline',
@@ -211,7 +215,8 @@ export class EventsController {
     @Tenant() tenant: TwinTenant,
     @Param('id', UuidParam) id: string,
     @ResourceBody({ type: 'events', id: 'optional', optional: true }) document: ResourceDocument<unknown> | undefined,
+    @Headers('if-match') ifMatch: string | string[] | undefined,
   ): Promise<void> {
-    await this.events.delete(tenant, id, document);
+    await this.events.delete(tenant, id, document, readIfMatch(ifMatch));
   }
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
 import { SqlParams } from '../database/sql-params.js';
 import { events, idempotencyKeys, select, type Row } from '../database/schema/index.js';
+import { microsSql } from '../database/timestamps.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
 import type { CursorRequest } from '../common/json-api/cursor.js';
@@ -42,6 +43,12 @@ export interface EventChanges {
 export type IdempotencyRecord = Pick<Row<typeof idempotencyKeys>, 'request_hash' | 'response_status'> & { response_body: ResourceObject | null };
 
 const COLUMNS = select(events, 'e', { only: EVENT_COLUMNS });
+
+/** An event's version: `modified`, which every change sets (its document shows nothing else that changes). */
+const VERSION = microsSql('e.modified');
+
+/** An event row with its version (an ETag). */
+export type VersionedEvent = EventRow & { version: string };
 
 /** A PATCH's data ($6) merged into the stored data: keys set, keys the patch sets to null removed. */
 const MERGED_DATA = `(data || $6::jsonb) - ARRAY(SELECT key FROM jsonb_each($6::jsonb) WHERE value = 'null'::jsonb)`;
@@ -91,26 +98,35 @@ function notifySql(channel: string | null, op: 'created' | 'updated' | 'deleted'
 export class EventsRepository {
   constructor(private readonly sql: Sql) {}
 
-  async insert(tenant: TwinTenant, event: NewEvent, channel: string | null): Promise<EventRow> {
+  async insert(tenant: TwinTenant, event: NewEvent, channel: string | null): Promise<VersionedEvent> {
     const notify = notifySql(channel, 'created');
-    const rows: EventRow[] = await this.sql.query(
+    const rows: VersionedEvent[] = await this.sql.query(
       `WITH e AS (
          INSERT INTO events (id, organization_id, twin_id, name, category, data)
          VALUES ($1, $2, $3, $4, $5, $6::jsonb)
          RETURNING *
        )
-       SELECT ${COLUMNS}${notify.select} FROM e${notify.from}`,
+       SELECT ${COLUMNS}, ${VERSION} AS version${notify.select} FROM e${notify.from}`,
       [event.id, tenant.organization.id, tenant.twin.id, event.name, event.category, JSON.stringify(event.data)],
     );
     return rows[0];
   }
 
-  async find(tenant: TwinTenant, id: string): Promise<EventRow | undefined> {
-    const rows: EventRow[] = await this.sql.query(
-      `SELECT ${COLUMNS} FROM events e WHERE e.id = $1 AND e.twin_id = $2 AND e.organization_id = $3`,
+  async find(tenant: TwinTenant, id: string): Promise<VersionedEvent | undefined> {
+    const rows: VersionedEvent[] = await this.sql.query(
+      `SELECT ${COLUMNS}, ${VERSION} AS version FROM events e WHERE e.id = $1 AND e.twin_id = $2 AND e.organization_id = $3`,
       [id, tenant.twin.id, tenant.organization.id],
     );
     return rows[0];
+  }
+
+  /** The version of an event of the timeline (a conditional GET's one cheap statement). */
+  async version(tenant: TwinTenant, id: string): Promise<string | undefined> {
+    const rows: { version: string }[] = await this.sql.query(
+      `SELECT ${VERSION} AS version FROM events e WHERE e.id = $1 AND e.twin_id = $2 AND e.organization_id = $3`,
+      [id, tenant.twin.id, tenant.organization.id],
+    );
+    return rows[0]?.version;
   }
 
   /**
@@ -124,10 +140,10 @@ export class EventsRepository {
     id: string,
     changes: EventChanges,
     channel: string | null,
-    { maxDataTextBytes = null }: { maxDataTextBytes?: number | null } = {},
-  ): Promise<EventRow | undefined> {
+    { maxDataTextBytes = null, versions = null }: { maxDataTextBytes?: number | null; versions?: string[] | null } = {},
+  ): Promise<VersionedEvent | undefined> {
     const notify = notifySql(channel, 'updated');
-    const rows: EventRow[] = await this.sql.query(
+    const rows: VersionedEvent[] = await this.sql.query(
       `WITH e AS (
          UPDATE events
             SET name = COALESCE($4, name),
@@ -136,23 +152,26 @@ export class EventsRepository {
                 modified = now()
           WHERE id = $1 AND twin_id = $2 AND organization_id = $3
             AND ($7::int IS NULL OR octet_length((${MERGED_DATA})::text) <= $7::int)
+            AND ($8::text[] IS NULL OR ${microsSql('modified')} = ANY ($8::text[]))
          RETURNING *
        )
-       SELECT ${COLUMNS}${notify.select} FROM e${notify.from}`,
-      [id, tenant.twin.id, tenant.organization.id, changes.name ?? null, changes.category ?? null, JSON.stringify(changes.data ?? {}), maxDataTextBytes],
+       SELECT ${COLUMNS}, ${VERSION} AS version${notify.select} FROM e${notify.from}`,
+      [id, tenant.twin.id, tenant.organization.id, changes.name ?? null, changes.category ?? null, JSON.stringify(changes.data ?? {}), maxDataTextBytes, versions],
     );
     return rows[0];
   }
 
-  /** True when the event existed on the tenant's timeline and is gone now. */
-  async delete(tenant: TwinTenant, id: string, channel: string | null): Promise<boolean> {
+  /** True when the event existed on the tenant's timeline (at one of `versions`, when given) and is gone now. */
+  async delete(tenant: TwinTenant, id: string, channel: string | null, versions: string[] | null = null): Promise<boolean> {
     const notify = notifySql(channel, 'deleted');
     const rows: unknown[] = await this.sql.query(
       `WITH e AS (
-         DELETE FROM events WHERE id = $1 AND twin_id = $2 AND organization_id = $3 RETURNING id, twin_id
+         DELETE FROM events WHERE id = $1 AND twin_id = $2 AND organization_id = $3
+            AND ($4::text[] IS NULL OR ${microsSql('modified')} = ANY ($4::text[]))
+         RETURNING id, twin_id
        )
        SELECT e.id${notify.select} FROM e`,
-      [id, tenant.twin.id, tenant.organization.id],
+      [id, tenant.twin.id, tenant.organization.id, versions],
     );
     return rows.length > 0;
   }

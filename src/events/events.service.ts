@@ -2,10 +2,12 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
-import { conflict, invalidDocument, invalidHeader, notFound, unprocessable } from '../common/json-api/api-error.js';
+import { conflict, invalidDocument, invalidHeader, notFound, preconditionFailed, unprocessable } from '../common/json-api/api-error.js';
+import { versionEtag, type Precondition } from '../common/http/conditional.js';
+import { Conditional, Tagged } from '../common/json-api/envelope.js';
 import { cursorPageOfJson, cursorRequest, cursorScope, CursorCodec, type CursorPage } from '../common/json-api/cursor.js';
 import { isCursorPaging, type Page, pageOfJson, pageRequest } from '../common/json-api/pagination.js';
-import { sparseResource } from '../common/json-api/representation.js';
+import { representationVariant, sparseResource } from '../common/json-api/representation.js';
 import { isUuid } from '../common/json-api/query.js';
 import { assertIdMatchesPath, type ResourceDocument } from '../common/json-api/resource-body.js';
 import type { JsonText, ResourceObject } from '../common/json-api/resource.js';
@@ -14,7 +16,7 @@ import { MAX_EVENT_DATA_BYTES, requestHash, serializedSize } from './event-data.
 import { EventBus, type EventChange } from './event-bus.js';
 import { eventResource } from './event.resource.js';
 import { EventStreams, type OpenStreamOptions, type StreamMessage } from './event-streams.js';
-import { EventsRepository, type EventChanges, type EventRow } from './events.repository.js';
+import { EventsRepository, type EventChanges, type VersionedEvent } from './events.repository.js';
 import type { EventQuery, TimelineQuery } from './timeline-query.js';
 import { uuidv7 } from './uuidv7.js';
 
@@ -76,10 +78,20 @@ export class EventsService {
     return outcome;
   }
 
-  async get(tenant: TwinTenant, id: string, { fields }: EventQuery = { fields: {}, include: new Set() }): Promise<ResourceObject> {
-    const row = await this.events.find(tenant, id);
-    if (!row) throw notFound('No such event on the timeline of this twin.');
-    return sparseResource(eventResource(row), fields);
+  /** `GET /events/<EVENT_ID>`, tagged with the event's version (a conditional GET reads only the version). */
+  get(tenant: TwinTenant, id: string, { fields }: EventQuery): Conditional<ResourceObject> {
+    const variant = representationVariant(fields);
+    return new Conditional(
+      async () => {
+        const version = await this.events.version(tenant, id);
+        return version === undefined ? undefined : versionEtag(version, variant);
+      },
+      async () => {
+        const row = await this.events.find(tenant, id);
+        if (!row) throw notFound('No such event on the timeline of this twin.');
+        return new Tagged(sparseResource(eventResource(row), fields), versionEtag(row.version, variant));
+      },
+    );
   }
 
   /** `GET /events/`: newest first unless `sort=timestamp`; numbered or keyset pages. */
@@ -100,22 +112,28 @@ export class EventsService {
    * Otherwise (or when there is no such event) it is tried again in a transaction that measures the
    * merge exactly and rolls back with a 400 when it is over the limit.
    */
-  async update(tenant: TwinTenant, id: string, document: ResourceDocument<UpdateEventAttributes>): Promise<ResourceObject> {
+  async update(tenant: TwinTenant, id: string, document: ResourceDocument<UpdateEventAttributes>, precondition?: Precondition): Promise<Tagged<ResourceObject>> {
     assertIdMatchesPath(document.id, id);
     const { name, category, data } = document.attributes;
     const changes = { name, category, data };
+    const versions = precondition && !precondition.any ? precondition.versions : null;
     const row =
-      (await this.events.update(tenant, id, changes, this.bus.channel, { maxDataTextBytes: MAX_EVENT_DATA_BYTES })) ?? (await this.updateMeasured(tenant, id, changes));
+      (await this.events.update(tenant, id, changes, this.bus.channel, { maxDataTextBytes: MAX_EVENT_DATA_BYTES, versions })) ??
+      (await this.updateMeasured(tenant, id, changes, versions));
     const resource = eventResource(row);
     this.bus.committed({ op: 'updated', twinId: tenant.twin.id, id, resource });
-    return resource;
+    return new Tagged(resource, versionEtag(row.version));
   }
 
-  /** The exact path of `update`: merge, measure the compact serialisation, roll back when it is over the limit. */
-  private updateMeasured(tenant: TwinTenant, id: string, changes: EventChanges): Promise<EventRow> {
+  /**
+   * The exact path of `update`: merge, measure the compact serialisation, roll back when it is over the
+   * limit. Also where an update that found nothing to change ends: 412 when the event is there but not
+   * at a version If-Match named, else 404.
+   */
+  private updateMeasured(tenant: TwinTenant, id: string, changes: EventChanges, versions: string[] | null): Promise<VersionedEvent> {
     return this.sql.transaction(async () => {
-      const updated = await this.events.update(tenant, id, changes, this.bus.channel);
-      if (!updated) throw notFound('No such event on the timeline of this twin.');
+      const updated = await this.events.update(tenant, id, changes, this.bus.channel, { versions });
+      if (!updated) throw await this.missing(tenant, id, versions);
       if (serializedSize(updated.data) > MAX_EVENT_DATA_BYTES) {
         throw invalidDocument(`The merged data would exceed ${MAX_EVENT_DATA_BYTES} bytes serialised.`, '/data/attributes/data');
       }
@@ -123,10 +141,11 @@ export class EventsService {
     });
   }
 
-  async delete(tenant: TwinTenant, id: string, document: ResourceDocument<unknown> | undefined): Promise<void> {
+  async delete(tenant: TwinTenant, id: string, document: ResourceDocument<unknown> | undefined, precondition?: Precondition): Promise<void> {
     if (document) assertIdMatchesPath(document.id, id);
-    const deleted = await this.events.delete(tenant, id, this.bus.channel);
-    if (!deleted) throw notFound('No such event on the timeline of this twin.');
+    const versions = precondition && !precondition.any ? precondition.versions : null;
+    const deleted = await this.events.delete(tenant, id, this.bus.channel, versions);
+    if (!deleted) throw await this.missing(tenant, id, versions);
     const change: EventChange = { op: 'deleted', twinId: tenant.twin.id, id };
     this.bus.committed(change);
   }
@@ -146,6 +165,12 @@ export class EventsService {
       resumeAfter = lastEventId.trim().toLowerCase();
     }
     return this.streams.open(tenant, resumeAfter, options);
+  }
+
+  /** Why a write found no event: it is there at another version than If-Match named (412), or not there (404). */
+  private async missing(tenant: TwinTenant, id: string, versions: string[] | null) {
+    if (versions && (await this.events.version(tenant, id)) !== undefined) return preconditionFailed();
+    return notFound('No such event on the timeline of this twin.');
   }
 
   /** Keys past the retention are deleted at most every ten minutes per instance, off the request path. */

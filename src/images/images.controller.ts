@@ -6,7 +6,7 @@ import { RawBody } from '../common/json-api/envelope.js';
 import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
 import { declareQuery, type QueryOf } from '../common/json-api/query.js';
 import { ApiDocument, ApiErrors, ApiQueryParameters, ApiTenant } from '../common/openapi/docs.js';
-import { ifNoneMatchHits } from './http-cache.js';
+import { ifNoneMatchHits } from '../common/http/conditional.js';
 import { IMAGE_CONTENT_TYPES } from './image-format.js';
 import { ImageLinks } from './image-links.js';
 import { IMAGE_DOCUMENT } from './image.openapi.js';

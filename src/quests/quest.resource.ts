@@ -13,6 +13,8 @@ export interface QuestRow extends Row<typeof quests> {
   original_twin_name: string | null;
   original_twin_description: string | null;
   task_count: number;
+  /** The version its ETag names (absent on an embark's copy, which is answered, not cached). */
+  version?: string;
 }
 
 /** A task of a quest, as the repository reads it. */

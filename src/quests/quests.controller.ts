@@ -1,11 +1,12 @@
-import { Controller, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import { Controller, Get, Headers, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import { readIfMatch } from '../common/http/conditional.js';
 import { ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { ActsAsTwin } from '../common/auth/route-access.js';
 import { Tenant, type TwinTenant } from '../common/auth/tenant.js';
 import { ResourceBody, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
-import { ApiDocument, ApiErrors, ApiQueryParameters, ApiRequestDocument, ApiTenant } from '../common/openapi/docs.js';
+import { ApiDocument, ApiErrors, ApiIfMatch, ApiQueryParameters, ApiRequestDocument, ApiTenant } from '../common/openapi/docs.js';
 import { ImageLinks } from '../images/image-links.js';
 import { CreateQuestAttributes, CreateTaskAttributes, UpdateQuestAttributes } from './dto/quest.dto.js';
 import {
@@ -81,6 +82,7 @@ export class QuestsController {
   }
 
   @Patch(':questId')
+  @ApiIfMatch()
   @ApiOperation({
     summary: 'Change a quest',
     description:
@@ -103,8 +105,9 @@ export class QuestsController {
     @Param('questId', UuidParam) questId: string,
     @ResourceBody({ type: 'quests', attributes: UpdateQuestAttributes, id: 'required' }) document: ResourceDocument<UpdateQuestAttributes>,
     @Req() request: FastifyRequest,
+    @Headers('if-match') ifMatch: string | string[] | undefined,
   ) {
-    return this.quests.update(tenant, questId, document, this.links.forRequest(request));
+    return this.quests.update(tenant, questId, document, this.links.forRequest(request), readIfMatch(ifMatch));
   }
 
   @Post(':questId/embark')

@@ -9,7 +9,7 @@ import { keysetOrder, keysetPageSql, type KeysetKey, type KeysetRows } from '../
 import { visibleTwinSql } from '../twins/twin-visibility.js';
 import { twinJsonSql } from '../twins/twin.resource.js';
 import { imageJsonSql } from '../images/image.resource.js';
-import { isoTimestampSql } from '../database/timestamps.js';
+import { isoTimestampSql, microsSql } from '../database/timestamps.js';
 import { questTasks, quests, select, type Row } from '../database/schema/index.js';
 import { QUEST_JOINS, questJsonSql, taskJsonSql, type QuestRow, type TaskRow } from './quest.resource.js';
 
@@ -29,6 +29,8 @@ export interface LockedQuest extends Pick<Row<typeof quests>, 'id' | 'organizati
   mine: boolean;
   /** The acting twin may read it: its own, or in the discovery feed. */
   readable: boolean;
+  /** Its version (If-Match), as its full form's ETag names it. */
+  version: string;
 }
 
 
@@ -67,8 +69,14 @@ export interface NewTask {
   placeTwinId: string | null;
 }
 
+/**
+ * A quest's version: what its full form shows changes it — the quest (`modified`, which its changes and
+ * new tasks set), its twin's and its original's twin's names (their `modified`).
+ */
+const QUEST_VERSION = `concat_ws('.', ${microsSql('q.modified')}, ${microsSql('t.modified')}, ${microsSql('ot.modified')})`;
+
 const FULL_SELECT = `
-  SELECT q.id, q.organization_id, q.twin_id, q.name, q.summary, q.description, q.summary_image_id, q.public,
+  SELECT ${QUEST_VERSION} AS version, q.id, q.organization_id, q.twin_id, q.name, q.summary, q.description, q.summary_image_id, q.public,
          q.original_id, q.price, q.created, q.modified,
          t.name AS twin_name, t.description AS twin_description,
          o.twin_id AS original_twin_id, ot.name AS original_twin_name, ot.description AS original_twin_description,
@@ -222,17 +230,30 @@ export class QuestsRepository {
   }
 
   /** One of the acting twin's quests in the full form, as `document` says (JSON text built by PostgreSQL). */
-  async findMineJson(tenant: TwinTenant, id: string, document: QuestDocument): Promise<{ data: string; included: string | null } | undefined> {
+  async findMineJson(tenant: TwinTenant, id: string, document: QuestDocument): Promise<{ data: string; included: string | null; version: string } | undefined> {
     const params = new SqlParams();
     params.add(tenant.organization.id, '::uuid');
     params.add(tenant.twin.id, '::uuid');
     const quest = params.add(id, '::uuid');
     const imagesBase = IMAGES_BASE;
     const sql = `WITH page AS MATERIALIZED (SELECT q.* FROM quests q WHERE q.organization_id = $1 AND q.twin_id = $2 AND q.id = ${quest})
-       SELECT ${questJsonSql(imagesBase, document.fields.quests)}::text AS data, ${this.includedSql(document, imagesBase, tenant, params) ?? 'NULL::text'} AS included
+       SELECT ${questJsonSql(imagesBase, document.fields.quests)}::text AS data, ${this.includedSql(document, imagesBase, tenant, params) ?? 'NULL::text'} AS included,
+              ${QUEST_VERSION} AS version
          FROM page q ${QUEST_JOINS}`;
-    const rows: { data: string; included: string | null }[] = await this.sql.query(params.bindWhereUsed(sql, IMAGES_BASE, document.imagesBase, '::text'), params.values);
+    const rows: { data: string; included: string | null; version: string }[] = await this.sql.query(
+      params.bindWhereUsed(sql, IMAGES_BASE, document.imagesBase, '::text'),
+      params.values,
+    );
     return rows[0];
+  }
+
+  /** The version of one of the acting twin's quests (a conditional GET's one cheap statement). */
+  async mineVersion(tenant: TwinTenant, id: string): Promise<string | undefined> {
+    const rows: { version: string }[] = await this.sql.query(
+      `SELECT ${QUEST_VERSION} AS version FROM quests q ${QUEST_JOINS} WHERE q.organization_id = $1 AND q.twin_id = $2 AND q.id = $3`,
+      [tenant.organization.id, tenant.twin.id, id],
+    );
+    return rows[0]?.version;
   }
 
   /** One of the acting twin's quests in the full form. */
@@ -263,8 +284,9 @@ export class QuestsRepository {
     const rows: LockedQuest[] = await this.sql.query(
       `SELECT ${LOCKED_COLUMNS},
               ${OWN_QUEST} AS mine,
-              ${READABLE_QUEST} AS readable
-         FROM quests q JOIN twins t ON t.id = q.twin_id
+              ${READABLE_QUEST} AS readable,
+              ${QUEST_VERSION} AS version
+         FROM quests q ${QUEST_JOINS}
         WHERE q.id = $3
           FOR UPDATE OF q`,
       [tenant.organization.id, tenant.twin.id, id],

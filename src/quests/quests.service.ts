@@ -1,10 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
-import { conflict, forbidden, invalidDocument, notFound } from '../common/json-api/api-error.js';
+import { conflict, forbidden, invalidDocument, notFound, preconditionFailed } from '../common/json-api/api-error.js';
+import { versionEtag, type Precondition } from '../common/http/conditional.js';
+import { Conditional, Tagged } from '../common/json-api/envelope.js';
 import { cursorPageOfJson, cursorRequest, cursorScope, CursorCodec, type CursorPage } from '../common/json-api/cursor.js';
 import { isCursorPaging, type Page, pageOfJson, pageRequest, type PageParams } from '../common/json-api/pagination.js';
-import type { SortDirective } from '../common/json-api/representation.js';
+import { representationVariant, type SortDirective } from '../common/json-api/representation.js';
 import { assertIdMatchesPath, readToOne, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { JsonText, type ResourceObject } from '../common/json-api/resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -73,11 +75,22 @@ export class QuestsService {
     return pageOfJson(page, await this.quests.page(list, tenant, filters, page, document));
   }
 
-  /** `GET /my/quests/<QUEST_ID>` */
-  async getMine(tenant: TwinTenant, id: string, { fields, include }: QuestQuery, imagesBase: string): Promise<JsonText> {
-    const quest = await this.quests.findMineJson(tenant, id, { imagesBase, fields, include });
-    if (!quest) throw notFound('No such quest among the acting twin\'s quests.');
-    return new JsonText(quest.data, quest.included ?? undefined);
+  /**
+   * `GET /my/quests/<QUEST_ID>`, tagged with the quest's version (a conditional GET reads only the
+   * version); with `include`, tagged by its body (the included resources have versions of their own).
+   */
+  getMine(tenant: TwinTenant, id: string, { fields, include }: QuestQuery, imagesBase: string): Conditional<JsonText> | Promise<JsonText> {
+    const variant = representationVariant(fields);
+    const build = async () => {
+      const quest = await this.quests.findMineJson(tenant, id, { imagesBase, fields, include });
+      if (!quest) throw notFound('No such quest among the acting twin\'s quests.');
+      return new Tagged(new JsonText(quest.data, quest.included ?? undefined), versionEtag(quest.version, variant));
+    };
+    if (include.size > 0) return build().then((tagged) => tagged.value);
+    return new Conditional(async () => {
+      const version = await this.quests.mineVersion(tenant, id);
+      return version === undefined ? undefined : versionEtag(version, variant);
+    }, build);
   }
 
   async create(tenant: TwinTenant, document: ResourceDocument<CreateQuestAttributes>): Promise<ResourceObject> {
@@ -100,7 +113,13 @@ export class QuestsService {
     return createdQuestResource(row!);
   }
 
-  async update(tenant: TwinTenant, id: string, document: ResourceDocument<UpdateQuestAttributes>, url: ImageUrl): Promise<ResourceObject> {
+  async update(
+    tenant: TwinTenant,
+    id: string,
+    document: ResourceDocument<UpdateQuestAttributes>,
+    url: ImageUrl,
+    precondition?: Precondition,
+  ): Promise<Tagged<ResourceObject>> {
     assertIdMatchesPath(document.id, id);
     const attributes = document.attributes;
     const changes: QuestChanges = {
@@ -113,6 +132,8 @@ export class QuestsService {
     };
     const row = await this.sql.transaction(async () => {
       const quest = await this.lockForChange(tenant, id);
+      // If-Match is judged under the row lock: no change can come between the check and this one.
+      if (precondition && !precondition.any && !precondition.versions.includes(quest.version)) throw preconditionFailed();
       const frozen = this.frozenChanges(quest, changes);
       if (frozen.length > 0 && (await this.quests.isStarted(id))) {
         throw conflict(
@@ -125,7 +146,7 @@ export class QuestsService {
       await this.quests.update(tenant, id, changes);
       return this.quests.findMine(tenant, id);
     });
-    return questResource(row!, url);
+    return new Tagged(questResource(row!, url), versionEtag(row!.version!));
   }
 
   /** Attribute names whose change a started quest refuses, among those this PATCH really changes. */

@@ -1,13 +1,14 @@
-import { Controller, Get, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExtraModels, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ActsAsTwin } from '../common/auth/route-access.js';
 import { Tenant } from '../common/auth/tenant.js';
+import { readIfMatch } from '../common/http/conditional.js';
 import { absoluteRequestUrl, absoluteUrl } from '../common/http/request-url.js';
 import { ResourceBody, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { GEO_JSON_MEDIA_TYPE, JSON_API_MEDIA_TYPE } from '../common/json-api/resource.js';
 import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
-import { ApiDocument, ApiErrors, ApiQueryParameters, ApiRequestDocument, ApiTenant } from '../common/openapi/docs.js';
+import { ApiDocument, ApiErrors, ApiIfMatch, ApiQueryParameters, ApiRequestDocument, ApiTenant } from '../common/openapi/docs.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { CreateTwinAttributes, PersonalityAttributes, UpdateTwinAttributes } from './dto/twin-attributes.dto.js';
 import { LIST_DESCRIPTION, OWN_TWIN_LIST, TWIN_CREATE_REQUEST, TWIN_DETAIL, TWIN_GEO_LISTING, TWIN_LIST, TWIN_UPDATE_REQUEST } from './twin.openapi.js';
@@ -105,11 +106,12 @@ export class TwinsController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
     const twin = await this.twins.create(tenant, document);
-    reply.header('location', absoluteUrl(request, `/twins/${twin.id}/`, this.config.publicUrl));
+    reply.header('location', absoluteUrl(request, `/twins/${twin.value.id}/`, this.config.publicUrl));
     return twin;
   }
 
   @Patch('my/twins/:id')
+  @ApiIfMatch()
   @ApiOperation({
     summary: "Modify a twin of the caller's organization",
     description:
@@ -128,7 +130,8 @@ export class TwinsController {
     @Tenant() tenant: Tenant,
     @Param('id', UuidParam) id: string,
     @ResourceBody({ type: 'twins', attributes: UpdateTwinAttributes, id: 'optional' }) document: ResourceDocument<UpdateTwinAttributes>,
+    @Headers('if-match') ifMatch: string | string[] | undefined,
   ) {
-    return this.twins.update(tenant, id, document);
+    return this.twins.update(tenant, id, document, readIfMatch(ifMatch));
   }
 }

@@ -7,6 +7,7 @@ import type { CursorRequest } from '../common/json-api/cursor.js';
 import type { Fieldsets, SortDirective } from '../common/json-api/representation.js';
 import { keysetOrder, keysetPageSql, type KeysetKey, type KeysetRows } from '../database/keyset.js';
 import { castOf, select, twins, type ColumnOf, type GeoPoint } from '../database/schema/index.js';
+import { microsSql } from '../database/timestamps.js';
 import { organizationJsonSql } from '../organizations/organization.resource.js';
 import type { TwinFilters } from './twin-filters.js';
 import { twinJsonSql, type TwinForm, type TwinRow } from './twin.resource.js';
@@ -53,6 +54,15 @@ export interface TwinDocument {
   fields?: Fieldsets;
   includeOrganization?: boolean;
 }
+
+/**
+ * A twin's version: what its detail document shows changes it (`modified`, which every change of its
+ * columns sets, and `tasks_supplied`, which quest tasks change without touching `modified`).
+ */
+const versionSql = (t: string) => `${microsSql(`${t}.modified`)} || '.' || ${t}.tasks_supplied`;
+
+/** A twin row with its version (writes answer with it as their ETag). */
+export type VersionedTwin = TwinRow & { version: string };
 
 /** Every column of a twin, `location` as GeoJSON (what TwinRow describes). */
 const COLUMNS = select(twins, 't', { expressions: { location: (t) => `ST_AsGeoJSON(${t}.location)::json` } });
@@ -325,17 +335,32 @@ export class TwinsRepository {
     return `SELECT count(*) AS count FROM twins t WHERE ${where}`;
   }
 
-  /** One twin the caller can see, in detail form as `document` says (JSON text built by PostgreSQL). */
-  async findVisibleJson(tenant: Tenant, id: string, document: TwinDocument): Promise<{ data: string; included: string | null } | undefined> {
+  /** One twin the caller can see, in detail form as `document` says (JSON text built by PostgreSQL), with its version. */
+  async findVisibleJson(tenant: Tenant, id: string, document: TwinDocument): Promise<{ data: string; included: string | null; version: string } | undefined> {
     const { item, included } = documentSql(document);
-    const rows: { data: string; included: string | null }[] = await this.sql.query(
+    const rows: { data: string; included: string | null; version: string }[] = await this.sql.query(
       included
         ? `WITH page AS (SELECT t.* FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')})
-           SELECT ${item('t')}::text AS data, ${included} AS included FROM page t`
-        : `SELECT ${item('t')}::text AS data, NULL::text AS included FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')}`,
+           SELECT ${item('t')}::text AS data, ${included} AS included, ${versionSql('t')} AS version FROM page t`
+        : `SELECT ${item('t')}::text AS data, NULL::text AS included, ${versionSql('t')} AS version FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')}`,
       [tenant.organization.id, id],
     );
     return rows[0];
+  }
+
+  /** The version of a twin the caller can see (a conditional GET's one cheap statement). */
+  async visibleVersion(tenant: Tenant, id: string): Promise<string | undefined> {
+    const rows: { version: string }[] = await this.sql.query(
+      `SELECT ${versionSql('t')} AS version FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')}`,
+      [tenant.organization.id, id],
+    );
+    return rows[0]?.version;
+  }
+
+  /** Whether the caller's organization has a twin with this id (a refused If-Match: 412, or 404). */
+  async ownExists(tenant: Tenant, id: string): Promise<boolean> {
+    const rows: unknown[] = await this.sql.query(`SELECT 1 FROM twins WHERE id = $1 AND organization_id = $2`, [id, tenant.organization.id]);
+    return rows.length > 0;
   }
 
   /** One twin the caller can see. */
@@ -358,7 +383,7 @@ export class TwinsRepository {
   }
 
   /** Creates a twin in the caller's organization, owned by the calling account. */
-  async create(tenant: Tenant, changes: TwinChanges): Promise<TwinRow> {
+  async create(tenant: Tenant, changes: TwinChanges): Promise<VersionedTwin> {
     const p = new SqlParams();
     const columns = ['organization_id', 'owner_account_id'];
     const values = [p.add(tenant.organization.id, '::uuid'), p.add(tenant.account.id, '::uuid')];
@@ -366,8 +391,8 @@ export class TwinsRepository {
       columns.push(column);
       values.push(value);
     }
-    const rows: TwinRow[] = await this.sql.query(
-      `INSERT INTO twins AS t (${columns.join(', ')}) VALUES (${values.join(', ')}) RETURNING ${COLUMNS}`,
+    const rows: VersionedTwin[] = await this.sql.query(
+      `INSERT INTO twins AS t (${columns.join(', ')}) VALUES (${values.join(', ')}) RETURNING ${COLUMNS}, ${versionSql('t')} AS version`,
       p.values,
     );
     return rows[0];
@@ -375,17 +400,21 @@ export class TwinsRepository {
 
   /**
    * Changes a twin of the caller's organization; undefined when there is none with that id (twins
-   * of other organizations are not writable, whether or not they are visible).
+   * of other organizations are not writable, whether or not they are visible), or when `versions` is
+   * given and the twin's version is not among them (If-Match: checked in the UPDATE itself, so no
+   * concurrent change slips between the check and the write).
    */
-  async update(tenant: Tenant, id: string, changes: TwinChanges): Promise<TwinRow | undefined> {
+  async update(tenant: Tenant, id: string, changes: TwinChanges, versions?: string[]): Promise<VersionedTwin | undefined> {
     const p = new SqlParams();
     const organization = p.add(tenant.organization.id, '::uuid');
     const twin = p.add(id, '::uuid');
     const sets = this.assignments(p, changes).map(([column, value]) => `${column} = ${value}`);
     sets.push('modified = now()');
+    const precondition = versions ? ` AND ${versionSql('t')} = ANY (${p.add(versions, '::text[]')})` : '';
     // TypeORM answers an UPDATE with [rows, affected count].
-    const [rows]: [TwinRow[], number] = await this.sql.query(
-      `UPDATE twins AS t SET ${sets.join(', ')} WHERE t.id = ${twin} AND t.organization_id = ${organization} RETURNING ${COLUMNS}`,
+    const [rows]: [VersionedTwin[], number] = await this.sql.query(
+      `UPDATE twins AS t SET ${sets.join(', ')} WHERE t.id = ${twin} AND t.organization_id = ${organization}${precondition}
+       RETURNING ${COLUMNS}, ${versionSql('t')} AS version`,
       p.values,
     );
     return rows[0];

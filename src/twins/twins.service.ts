@@ -1,11 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Tenant } from '../common/auth/tenant.js';
 import { ConcurrencyLimit } from '../common/concurrency.js';
-import { invalidDocument, invalidHeader, invalidParameter, notFound } from '../common/json-api/api-error.js';
-import { RawBody } from '../common/json-api/envelope.js';
+import { invalidDocument, invalidHeader, invalidParameter, notFound, preconditionFailed } from '../common/json-api/api-error.js';
+import { Conditional, RawBody, Tagged } from '../common/json-api/envelope.js';
+import { versionEtag, type Precondition } from '../common/http/conditional.js';
 import { cursorPageOfJson, cursorRequest, cursorScope, CursorCodec, type CursorPage } from '../common/json-api/cursor.js';
 import { assertPageExists, isCursorPaging, Page, pageLinks, pageOfJson, pageRequest, paginationMeta, type PageParams } from '../common/json-api/pagination.js';
-import type { Representation } from '../common/json-api/representation.js';
+import { representationVariant, type Representation } from '../common/json-api/representation.js';
 import { assertIdMatchesPath, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { JsonText, type ResourceObject } from '../common/json-api/resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -100,26 +101,45 @@ export class TwinsService {
     return new RawBody(`{"links":${links},"data":{"results":${results},"meta":${meta},"links":${links}},"meta":${meta}}`);
   }
 
-  /** `GET /twins/<TWIN_ID>/` */
-  async get(tenant: Tenant, id: string, { fields, include }: TwinDetailQuery): Promise<JsonText> {
-    const twin = await this.twins.findVisibleJson(tenant, id, { form: 'detail', fields, includeOrganization: include.has('organization') });
-    if (twin === undefined) throw notFound('No such twin.');
-    return new JsonText(twin.data, twin.included ?? undefined);
+  /**
+   * `GET /twins/<TWIN_ID>/`, tagged with the twin's version (a conditional GET reads only the version).
+   * With `include`, the document also shows the organization: it is tagged by its body instead.
+   */
+  get(tenant: Tenant, id: string, { fields, include }: TwinDetailQuery): Conditional<JsonText> | Promise<JsonText> {
+    const variant = representationVariant(fields);
+    const build = async () => {
+      const twin = await this.twins.findVisibleJson(tenant, id, { form: 'detail', fields, includeOrganization: include.has('organization') });
+      if (twin === undefined) throw notFound('No such twin.');
+      return new Tagged(new JsonText(twin.data, twin.included ?? undefined), versionEtag(twin.version, variant));
+    };
+    if (include.size > 0) return build().then((tagged) => tagged.value);
+    return new Conditional(async () => {
+      const version = await this.twins.visibleVersion(tenant, id);
+      return version === undefined ? undefined : versionEtag(version, variant);
+    }, build);
   }
 
   /** `POST /my/twins/` */
-  async create(tenant: Tenant, document: ResourceDocument<TwinAttributes>): Promise<ResourceObject> {
+  async create(tenant: Tenant, document: ResourceDocument<TwinAttributes>): Promise<Tagged<ResourceObject>> {
     const changes = await this.changes(tenant, document, undefined);
-    return twinDetailResource(await this.twins.create(tenant, changes));
+    const row = await this.twins.create(tenant, changes);
+    return new Tagged(twinDetailResource(row), versionEtag(row.version));
   }
 
-  /** `PATCH /my/twins/<TWIN_ID>/`: twins of the caller's organization only; any other id is a 404. */
-  async update(tenant: Tenant, id: string, document: ResourceDocument<TwinAttributes>): Promise<ResourceObject> {
+  /**
+   * `PATCH /my/twins/<TWIN_ID>/`: twins of the caller's organization only; any other id is a 404. With
+   * If-Match (`precondition`), a twin whose version is not named is a 412 and stays as it was.
+   */
+  async update(tenant: Tenant, id: string, document: ResourceDocument<TwinAttributes>, precondition?: Precondition): Promise<Tagged<ResourceObject>> {
     assertIdMatchesPath(document.id, id);
     const changes = await this.changes(tenant, document, id);
-    const row = await this.twins.update(tenant, id, changes);
-    if (!row) throw notFound('No such twin in your organization.');
-    return twinDetailResource(row);
+    const versions = precondition && !precondition.any ? precondition.versions : undefined;
+    const row = await this.twins.update(tenant, id, changes, versions);
+    if (!row) {
+      if (versions && (await this.twins.ownExists(tenant, id))) throw preconditionFailed();
+      throw notFound('No such twin in your organization.');
+    }
+    return new Tagged(twinDetailResource(row), versionEtag(row.version));
   }
 
   /** Turns filters that name other things (the reference twin, the acting twin) into SQL inputs. */

@@ -1806,7 +1806,10 @@ export interface operations {
     HealthController_health: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1815,6 +1818,8 @@ export interface operations {
             /** @description The database answers. */
             200: {
                 headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
                     /** @description `no-store` */
                     "Cache-Control"?: string;
                     [name: string]: unknown;
@@ -1831,6 +1836,15 @@ export interface operations {
                      */
                     "application/vnd.api+json": components["schemas"]["HealthStatus"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["MalformedRequest"];
             408: components["responses"]["RequestTimeout"];
@@ -1862,7 +1876,10 @@ export interface operations {
                 /** @description Sparse fieldset: only these members of `organizations` resources (comma-separated; empty: none). Any of: `name`, `created`, `modified`. */
                 "fields[organizations]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1871,6 +1888,8 @@ export interface operations {
             /** @description `{links, data: [organization], meta: {pagination}}` */
             200: {
                 headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1904,6 +1923,15 @@ export interface operations {
                      */
                     "application/vnd.api+json": components["schemas"]["OrganizationListDocument"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `invalid_header`: a given `X-Organization` that is not a UUID; `invalid_parameter`: an unknown, repeated or malformed query parameter. */
             400: {
@@ -1957,7 +1985,10 @@ export interface operations {
                 /** @description Sparse fieldset: only these members of `organizations` resources (comma-separated; empty: none). Any of: `name`, `created`, `modified`. */
                 "fields[organizations]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description A UUID; anything else is a 404. */
                 organizationId: string;
@@ -1969,6 +2000,8 @@ export interface operations {
             /** @description `{data: organization}` */
             200: {
                 headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1987,6 +2020,15 @@ export interface operations {
                      */
                     "application/vnd.api+json": components["schemas"]["OrganizationDocument"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `invalid_header`: a given `X-Organization` that is not a UUID. */
             400: {
@@ -2431,6 +2473,8 @@ export interface operations {
             header?: {
                 /** @description The acting twin; needed by `is_connection`. */
                 "X-Twin"?: string;
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -2440,6 +2484,8 @@ export interface operations {
             /** @description A page of twins (`application/vnd.api+json`, list form), or the map listing (`application/geo+json`). */
             200: {
                 headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2576,6 +2622,15 @@ export interface operations {
                     "application/geo+json": components["schemas"]["TwinGeoListing"];
                 };
             };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `invalid_header`: `X-Organization` or a given `X-Twin` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
             400: {
                 headers: {
@@ -2632,7 +2687,10 @@ export interface operations {
                 /** @description Related resources to add as `included` (compound document, each resource once; those the caller may not read are left out): `organization`. */
                 include?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description A UUID; anything else is a 404. */
                 id: string;
@@ -2644,6 +2702,8 @@ export interface operations {
             /** @description `{data: twin}` (detail form; with `include=organization`, `included: [organization]`) */
             200: {
                 headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2700,6 +2760,15 @@ export interface operations {
                      */
                     "application/vnd.api+json": components["schemas"]["TwinDetailDocument"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
             400: {
@@ -2776,7 +2845,10 @@ export interface operations {
                 /** @description Order: comma-separated keys, `-` for descending; ties end on the id. Keys: `name`, `created`, `modified`, `distance`. */
                 sort?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2785,6 +2857,8 @@ export interface operations {
             /** @description `{links, data: [twin], meta: {pagination}}` (own-twins form) */
             200: {
                 headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2842,6 +2916,15 @@ export interface operations {
                      */
                     "application/vnd.api+json": components["schemas"]["OwnTwinListDocument"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
             400: {
@@ -3025,7 +3108,10 @@ export interface operations {
     TwinsController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `ETag` the change is based on (any representation of the resource: the tag of a sparse GET names the same version), or `*`. Without it, the write is unconditional. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A UUID; anything else is a 404. */
                 id: string;
@@ -3152,6 +3238,15 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["ErrorDocument"];
                 };
             };
+            /** @description `precondition_failed`: the resource changed since the `If-Match` tag (`source.header`); nothing was changed. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3186,7 +3281,10 @@ export interface operations {
                 /** @description Order: comma-separated keys, `-` for descending; ties end on the id. Keys: `timestamp`. */
                 sort?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3195,6 +3293,8 @@ export interface operations {
             /** @description `{links, data: [event], meta: {pagination}}` */
             200: {
                 headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3235,6 +3335,15 @@ export interface operations {
                      */
                     "application/vnd.api+json": components["schemas"]["EventListDocument"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `invalid_header`: `X-Organization` or `X-Twin` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
             400: {
@@ -3467,7 +3576,10 @@ export interface operations {
                 /** @description Sparse fieldset: only these members of `events` resources (comma-separated; empty: none). Any of: `name`, `category`, `data`, `timestamp`. */
                 "fields[events]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description A UUID; anything else is a 404. */
                 id: string;
@@ -3479,6 +3591,8 @@ export interface operations {
             /** @description `{data: event}` */
             200: {
                 headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3504,6 +3618,15 @@ export interface operations {
                      */
                     "application/vnd.api+json": components["schemas"]["EventDocument"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `invalid_header`: `X-Organization` or `X-Twin` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
             400: {
@@ -3555,7 +3678,10 @@ export interface operations {
     EventsController_delete: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `ETag` the change is based on (any representation of the resource: the tag of a sparse GET names the same version), or `*`. Without it, the write is unconditional. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A UUID; anything else is a 404. */
                 id: string;
@@ -3625,6 +3751,15 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["ErrorDocument"];
                 };
             };
+            /** @description `precondition_failed`: the resource changed since the `If-Match` tag (`source.header`); nothing was changed. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3638,7 +3773,10 @@ export interface operations {
     EventsController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `ETag` the change is based on (any representation of the resource: the tag of a sparse GET names the same version), or `*`. Without it, the write is unconditional. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A UUID; anything else is a 404. */
                 id: string;
@@ -3722,6 +3860,15 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             /** @description `type_mismatch` (`data.type` is not `events`) or `id_mismatch` (`data.id` is not the path id). */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `precondition_failed`: the resource changed since the `If-Match` tag (`source.header`); nothing was changed. */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3842,7 +3989,10 @@ export interface operations {
                 /** @description Sparse fieldset: only these members of `images` resources (comma-separated; empty: none). Any of: `content-type`, `size`, `width`, `height`, `url`, `created`. */
                 "fields[images]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description A UUID; anything else is a 404. */
                 imageId: string;
@@ -3854,6 +4004,8 @@ export interface operations {
             /** @description `{data: image}` */
             200: {
                 headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3875,6 +4027,15 @@ export interface operations {
                      */
                     "application/vnd.api+json": components["schemas"]["ImageDocument"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
             400: {
@@ -4011,7 +4172,10 @@ export interface operations {
     RevenueController_total: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4020,6 +4184,8 @@ export interface operations {
             /** @description `{revenue: number}` */
             200: {
                 headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4030,6 +4196,15 @@ export interface operations {
                      */
                     "application/vnd.api+json": components["schemas"]["TotalRevenue"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `invalid_header`: `X-Organization` or `X-Twin` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
             400: {
@@ -4096,7 +4271,10 @@ export interface operations {
                 /** @description Order: comma-separated keys, `-` for descending; ties end on the id. Keys: `name`, `created`, `price`. */
                 sort?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4105,6 +4283,8 @@ export interface operations {
             /** @description `{links, data: [quest], meta: {pagination}}` (full form) */
             200: {
                 headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4178,6 +4358,15 @@ export interface operations {
                      */
                     "application/vnd.api+json": components["schemas"]["QuestListDocument"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `invalid_header`: `X-Organization` or `X-Twin` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
             400: {
@@ -4335,7 +4524,10 @@ export interface operations {
     QuestsController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `ETag` the change is based on (any representation of the resource: the tag of a sparse GET names the same version), or `*`. Without it, the write is unconditional. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A UUID; anything else is a 404. */
                 questId: string;
@@ -4453,6 +4645,15 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             /** @description `type_mismatch`: `data.type` is not the route's type; `id_mismatch`: `data.id` is not the path id; `quest_started`: a change of `name`, `price` or `summary-image` once a twin embarked. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `precondition_failed`: the resource changed since the `If-Match` tag (`source.header`); nothing was changed. */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4623,7 +4824,10 @@ export interface operations {
                 /** @description Related resources to add as `included` (compound document, each resource once; those the caller may not read are left out): `place`. */
                 include?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description A UUID; anything else is a 404. */
                 questId: string;
@@ -4635,6 +4839,8 @@ export interface operations {
             /** @description `{links, data: [task], meta: {pagination}}` (with `include=place`, `included`: the places the caller can see) */
             200: {
                 headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4684,6 +4890,15 @@ export interface operations {
                      */
                     "application/vnd.api+json": components["schemas"]["TaskListDocument"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `invalid_header`: `X-Organization` or `X-Twin` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
             400: {
@@ -4878,7 +5093,10 @@ export interface operations {
                 /** @description Order: comma-separated keys, `-` for descending; ties end on the id. Keys: `name`, `created`, `price`. */
                 sort?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4887,6 +5105,8 @@ export interface operations {
             /** @description `{links, data: [quest], meta: {pagination}}` (full form) */
             200: {
                 headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5017,6 +5237,15 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["QuestListDocument"];
                 };
             };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `invalid_header`: `X-Organization` or `X-Twin` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
             400: {
                 headers: {
@@ -5075,7 +5304,10 @@ export interface operations {
                 /** @description Related resources to add as `included` (compound document, each resource once; those the caller may not read are left out): `twin`, `original`, `images`, `summary-image`. */
                 include?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description A UUID; anything else is a 404. */
                 questId: string;
@@ -5087,6 +5319,8 @@ export interface operations {
             /** @description `{data: quest}` (full form) */
             200: {
                 headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5145,6 +5379,15 @@ export interface operations {
                      */
                     "application/vnd.api+json": components["schemas"]["QuestDocument"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `invalid_header`: `X-Organization` or `X-Twin` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
             400: {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } from 'node:http';
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 
 /**
  * Checks answers of the service against its own OpenAPI document (`GET /docs-json`): the operation is
@@ -55,6 +56,8 @@ export interface Answer {
   url: string;
   status: number;
   contentType?: string;
+  /** Content-Encoding of the body (br, gzip): it is decoded before it is checked. */
+  contentEncoding?: string;
   body?: Buffer;
 }
 
@@ -173,7 +176,7 @@ export class OpenApiValidator {
     }
     let body: unknown;
     try {
-      body = JSON.parse(answer.body.toString('utf8'));
+      body = JSON.parse(decoded(answer.body, answer.contentEncoding).toString('utf8'));
     } catch {
       return this.fail(answer, key, `the ${mediaType} body is not JSON`);
     }
@@ -194,6 +197,13 @@ export const describeErrors = (errors: ErrorObject[]) =>
     .slice(0, 10)
     .map((error) => `    ${error.instancePath || '(body)'} ${error.message ?? ''} ${error.params && Object.keys(error.params).length > 0 ? JSON.stringify(error.params) : ''}`)
     .join('\n');
+
+/** A body as its coding left it, decoded (compressed answers are checked as the documents they carry). */
+function decoded(body: Buffer, coding: string | undefined): Buffer {
+  if (coding === 'br') return brotliDecompressSync(body);
+  if (coding === 'gzip') return gunzipSync(body);
+  return body;
+}
 
 /** An ajv holding the document's component schemas. */
 function schemaValidator(schemas: Record<string, Schema>): Ajv {
@@ -319,6 +329,7 @@ export function observeServer(server: Server, onAnswer: (answer: Answer) => void
         url: request.url ?? '/',
         status: status ?? response.statusCode,
         contentType: type,
+        contentEncoding: headers['content-encoding'] === undefined ? undefined : String(headers['content-encoding']),
         body: complete && (capturing || !json) ? Buffer.concat(chunks) : undefined,
       });
     };

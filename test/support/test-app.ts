@@ -111,6 +111,7 @@ function injectedAnswer(options: InjectOptions, response: LightMyRequestResponse
     url,
     status: response.statusCode,
     contentType: response.headers['content-type'] === undefined ? undefined : String(response.headers['content-type']),
+    contentEncoding: response.headers['content-encoding'] === undefined ? undefined : String(response.headers['content-encoding']),
     body: response.rawPayload,
   };
 }

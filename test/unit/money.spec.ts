@@ -1,4 +1,3 @@
-import { ifNoneMatchHits } from '../../src/images/http-cache';
 import { canonicalPrice, moneyToJson } from '../../src/common/money';
 
 describe('prices as exact decimals', () => {
@@ -27,15 +26,5 @@ describe('prices as exact decimals', () => {
     expect(moneyToJson('0.30')).toBe(0.3);
     expect(JSON.stringify({ revenue: moneyToJson('0.30') })).toBe('{"revenue":0.3}');
     expect(moneyToJson(null)).toBe(0);
-  });
-});
-
-describe('If-None-Match', () => {
-  const etag = '"abc"';
-  it.each([['"abc"'], ['W/"abc"'], ['"x", "abc"'], ['"x",W/"abc"'], ['*'], [['"x"', '"abc"']]])('%p matches', (header) => {
-    expect(ifNoneMatchHits(header, etag)).toBe(true);
-  });
-  it.each([[undefined], ['"abcd"'], ['abc'], ['"x"'], ['']])('%p does not match', (header) => {
-    expect(ifNoneMatchHits(header, etag)).toBe(false);
   });
 });

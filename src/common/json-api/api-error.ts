@@ -55,3 +55,7 @@ export const tooManyRequests = (retryAfterSeconds: number) =>
   new ApiError(429, 'rate_limited', 'Too many requests', `Rate limit exceeded; retry in ${retryAfterSeconds} s.`, undefined, {
     'Retry-After': String(retryAfterSeconds),
   });
+
+/** If-Match named a version the resource no longer has (or it is gone, for `*`): nothing was changed. */
+export const preconditionFailed = (detail = 'The resource changed since the ETag given in If-Match: nothing was changed; GET it again.') =>
+  new ApiError(412, 'precondition_failed', 'Precondition failed', detail, { header: 'If-Match' });

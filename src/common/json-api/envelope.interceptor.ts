@@ -1,15 +1,20 @@
 import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { map, Observable } from 'rxjs';
+import { Observable, switchMap } from 'rxjs';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { bodyEtag, ifNoneMatchHits } from '../http/conditional.js';
 import { absoluteRequestUrl } from '../http/request-url.js';
-import { buildEnvelope } from './envelope.js';
+import { buildEnvelope, Conditional, Tagged } from './envelope.js';
 import { JSON_API_MEDIA_TYPE } from './resource.js';
 
 /**
  * Wraps what handlers return in the JSON:API envelope and labels it `application/vnd.api+json`
  * (unless the handler chose another media type, as the geo listing does). Handlers therefore return
  * resources, lists or pages and never touch the envelope themselves.
+ *
+ * It also answers conditional GETs (http/conditional.ts): every 200 to a GET carries an ETag (the
+ * result's own when it is `Tagged`, else a hash of the body), and a request whose If-None-Match
+ * matches gets a 304 without a body; a `Conditional` result is only built when it does not match.
  */
 @Injectable()
 export class EnvelopeInterceptor implements NestInterceptor {
@@ -19,12 +24,36 @@ export class EnvelopeInterceptor implements NestInterceptor {
     const http = context.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
     const reply = http.getResponse<FastifyReply>();
-    return next.handle().pipe(
-      map((result) => {
-        if (result === undefined || reply.statusCode === 204) return undefined;
-        if (!reply.hasHeader('content-type')) reply.header('content-type', JSON_API_MEDIA_TYPE);
-        return buildEnvelope(result, () => absoluteRequestUrl(request, this.config.publicUrl));
-      }),
-    );
+    return next.handle().pipe(switchMap((result) => this.answer(request, reply, result)));
   }
+
+  private async answer(request: FastifyRequest, reply: FastifyReply, result: unknown): Promise<unknown> {
+    const ifNoneMatch = request.method === 'GET' ? request.headers['if-none-match'] : undefined;
+    if (result instanceof Conditional) {
+      const current = ifNoneMatch === undefined ? undefined : await result.etag();
+      if (current !== undefined && ifNoneMatchHits(ifNoneMatch, current)) return notModified(reply, current);
+      result = await result.build();
+    }
+    if (result === undefined || reply.statusCode === 204) return undefined;
+    if (!reply.hasHeader('content-type')) reply.header('content-type', JSON_API_MEDIA_TYPE);
+    const envelope = buildEnvelope(result, () => absoluteRequestUrl(request, this.config.publicUrl));
+    const tag = result instanceof Tagged ? result.etag : undefined;
+    // Writes answer with their resource's tag; a handler that set its own (image bytes) keeps it.
+    if (request.method !== 'GET' || reply.statusCode !== 200 || reply.hasHeader('etag')) {
+      if (tag) reply.header('etag', tag);
+      return envelope;
+    }
+    // The text is what would be sent anyway; hashing it is the validator of answers without a version.
+    const body = typeof envelope === 'string' || Buffer.isBuffer(envelope) ? envelope : JSON.stringify(envelope);
+    const etag = tag ?? bodyEtag(body);
+    if (ifNoneMatchHits(ifNoneMatch, etag)) return notModified(reply, etag);
+    reply.header('etag', etag);
+    return body;
+  }
+}
+
+function notModified(reply: FastifyReply, etag: string): undefined {
+  reply.status(304).header('etag', etag);
+  reply.removeHeader('content-type');
+  return undefined;
 }

@@ -10,6 +10,29 @@ export class RawBody<T> {
   constructor(readonly body: T) {}
 }
 
+/**
+ * A result with its entity tag, derived from the resource's version (conditional.ts): the envelope
+ * interceptor sends it as ETag instead of hashing the body.
+ */
+export class Tagged<T> {
+  constructor(
+    readonly value: T,
+    readonly etag: string,
+  ) {}
+}
+
+/**
+ * A read that can be answered 304 without being built: `etag()` is the current tag (one cheap
+ * statement; undefined when there is no such resource, and `build()` will say how), `build()` the
+ * whole answer. The interceptor asks `etag()` only when the request has If-None-Match.
+ */
+export class Conditional<T> {
+  constructor(
+    readonly etag: () => Promise<string | undefined>,
+    readonly build: () => Promise<Tagged<T>>,
+  ) {}
+}
+
 /** `,"included":[…]` when resources were included (an empty array too: the request asked, none were related). */
 const includedMember = (text: JsonText): string => (text.included === undefined ? '' : `,"included":${text.included}`);
 
@@ -19,6 +42,7 @@ const includedMember = (text: JsonText): string => (text.included === undefined 
  * the envelope is written around the text.
  */
 export function buildEnvelope(result: unknown, requestUrl: () => URL): unknown {
+  if (result instanceof Tagged) return buildEnvelope(result.value, requestUrl);
   if (result instanceof RawBody) return result.body;
   if (result instanceof JsonText) return `{"data":${result.text}${includedMember(result)}}`;
   if (result instanceof CursorPage) return `{"links":${JSON.stringify(result.links(requestUrl()))},"data":${result.data.text}${includedMember(result.data)}}`;

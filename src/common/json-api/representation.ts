@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { invalidParameter } from './api-error.js';
 import type { ResourceObject } from './resource.js';
 
@@ -116,4 +117,15 @@ function pick<T>(members: Record<string, T> | undefined, keep: ReadonlySet<strin
     if (keep.has(name)) (out ??= {})[name] = members[name];
   }
   return out;
+}
+
+/**
+ * A short, stable name of the sparse fieldsets asked for ('' for none): the part of an entity tag that
+ * tells two representations of one resource version apart.
+ */
+export function representationVariant(fields: Fieldsets): string {
+  const types = Object.keys(fields).sort();
+  if (types.length === 0) return '';
+  const canonical = types.map((type) => `${type}=${[...fields[type]].sort().join(',')}`).join(';');
+  return hash('sha1', canonical, 'base64url').slice(0, 10);
 }

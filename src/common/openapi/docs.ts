@@ -4,6 +4,7 @@ import {
   ApiBody,
   ApiConsumes,
   ApiExtraModels,
+  ApiHeader,
   ApiQuery,
   ApiResponse,
   ApiSecurity,
@@ -62,6 +63,19 @@ export function ApiErrors(...specs: (number | Partial<Record<number, string>>)[]
   }
   return applyDecorators(
     ...[...described.entries()].sort(([a], [b]) => a - b).map(([status, description]) => ApiResponse({ status, ...errorResponse(status, description) })),
+  );
+}
+
+/** A write that honours If-Match (common/http/conditional.ts): the header, and its 412. */
+export function ApiIfMatch() {
+  return applyDecorators(
+    ApiHeader({
+      name: 'If-Match',
+      required: false,
+      schema: { type: 'string' },
+      description: 'The `ETag` the change is based on (any representation of the resource: the tag of a sparse GET names the same version), or `*`. Without it, the write is unconditional.',
+    }),
+    ApiErrors({ 412: '`precondition_failed`: the resource changed since the `If-Match` tag (`source.header`); nothing was changed.' }),
   );
 }
 

@@ -20,7 +20,15 @@ sent, whatever its member names (\`__proto__\`, \`constructor\`, \`toString\`, �
 event \`data\` merges its top-level keys (null removes a key); a PATCH of a twin attribute replaces it.
 Timestamps are ISO 8601 UTC with microseconds. Lists are paginated with \`page_number\` (from 1) and
 \`page_size\` (default 50, max 100); a page past the last one is a 404. Links are absolute and keep the
-other query parameters.
+other query parameters. The big lists also page by cursor (\`page_after\`, \`page_before\`: keyset pages,
+no count, as fast deep as at the start). Reads take \`fields[<type>]\` (sparse fieldsets), and where offered
+\`include\` (compound documents) and \`sort\`.
+
+**Caching.** Every GET answer has a strong \`ETag\`; \`If-None-Match\` with it answers 304 without a body.
+PATCH and DELETE of twins, quests and events take \`If-Match\`: a stale tag is a 412 (\`precondition_failed\`)
+and nothing changes. JSON answers over 1 KiB are compressed for \`Accept-Encoding: br\` or \`gzip\`
+(\`Vary: Accept-Encoding\`; the ETag of a compressed answer names its coding, \`"…;br"\`, and either tag
+revalidates).
 
 **Errors** are JSON:API errors documents: \`{errors: [{status, code, title, detail, source}]}\` where
 \`source\` names the offending \`pointer\` (body), \`parameter\` (query) or \`header\`.
@@ -98,6 +106,26 @@ const SHARED_RESPONSES: Record<string, { status: number; description: string; ap
   },
 };
 
+const ETAG_HEADER = {
+  description: 'A strong entity tag of this answer (its resource\'s version, or a hash of the body); a compressed answer\'s names its coding (`"…;br"`).',
+  schema: { type: 'string' },
+};
+
+/**
+ * Every GET with a JSON answer is tagged and conditional (common/http/conditional.ts, the envelope
+ * interceptor): ETag on its 200, If-None-Match, and the 304 it answers (unless the route documents them).
+ */
+function describeConditionalGet(operation: OperationObject): void {
+  const ok = operation.responses['200'] as ResponseObject | undefined;
+  if (!ok?.content || !Object.keys(ok.content).some((type) => /json/.test(type))) return;
+  ok.headers = { ETag: ETAG_HEADER, ...ok.headers };
+  operation.responses['304'] ??= { description: 'Not modified: `If-None-Match` names the current `ETag` (no body).', headers: { ETag: ETAG_HEADER } };
+  const parameters = (operation.parameters ??= []);
+  if (!parameters.some((parameter) => 'name' in parameter && parameter.name.toLowerCase() === 'if-none-match')) {
+    parameters.push({ name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'ETags of earlier answers (or `*`): a match is a 304.' });
+  }
+}
+
 /** Methods whose requests may carry a body that Fastify parses (so 413 and 415 apply). */
 const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
@@ -158,6 +186,7 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
       for (const [name, shared] of Object.entries(SHARED_RESPONSES)) {
         if (!operation.responses[shared.status] && shared.applies(operation, method)) operation.responses[shared.status] = { $ref: `#/components/responses/${name}` };
       }
+      if (method === 'get') describeConditionalGet(operation);
       operation.responses = Object.fromEntries(Object.entries(operation.responses).sort(([a], [b]) => a.localeCompare(b)));
     }
   }

@@ -1,0 +1,46 @@
+import compress from '@fastify/compress';
+import type { FastifyInstance, onSendHookHandler } from 'fastify';
+import { constants } from 'node:zlib';
+import { codedEtag } from './conditional.js';
+
+/** The answers worth compressing: JSON documents (JSON:API, GeoJSON, plain JSON). Image bytes already are; event streams must flush message by message. */
+const COMPRESSIBLE = /^application\/(?:vnd\.api\+json|geo\+json|json)(?:\s*;|$)/i;
+
+/** Below this an answer goes as it is: the coding would save less than it costs. */
+export const COMPRESSION_THRESHOLD_BYTES = 1024;
+
+/**
+ * `br` and `gzip` for JSON answers over 1 KiB (@fastify/compress), at levels chosen for an API rather
+ * than for static files: brotli quality 4 and gzip level 6 (bench: CPU per request, docs/PERFORMANCE.md).
+ * Request bodies are not decompressed: the body limits stay limits of what is read.
+ *
+ * After compression, per route: a compressed answer's strong ETag names its coding (conditional.ts),
+ * and every JSON answer says `Vary: Accept-Encoding`, compressed or not, so a cache never hands an
+ * answer in one coding to a client that asked for another.
+ */
+export async function registerCompression(fastify: FastifyInstance): Promise<void> {
+  await fastify.register(compress, {
+    encodings: ['br', 'gzip'],
+    threshold: COMPRESSION_THRESHOLD_BYTES,
+    customTypes: COMPRESSIBLE,
+    brotliOptions: { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } },
+    zlibOptions: { level: 6 },
+    globalDecompression: false,
+  });
+  // Added after the plugin's own onRoute hook, so this runs after its onSend on every route.
+  fastify.addHook('onRoute', (route) => {
+    route.onSend = [route.onSend ?? []].flat().concat(afterCompression);
+  });
+}
+
+const afterCompression: onSendHookHandler = (_request, reply, payload, done) => {
+  const contentType = reply.getHeader('content-type');
+  if (typeof contentType === 'string' && COMPRESSIBLE.test(contentType)) {
+    const vary = String(reply.getHeader('vary') ?? '');
+    if (!/\baccept-encoding\b/i.test(vary)) reply.header('vary', vary ? `${vary}, Accept-Encoding` : 'Accept-Encoding');
+    const coding = reply.getHeader('content-encoding');
+    const etag = reply.getHeader('etag');
+    if (typeof coding === 'string' && coding !== 'identity' && typeof etag === 'string') reply.header('etag', codedEtag(etag, coding));
+  }
+  done(null, payload);
+};
