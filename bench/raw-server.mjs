@@ -18,6 +18,7 @@
 //
 //   DATABASE_URL=… PORT=… node bench/raw-server.mjs
 import { createHash, createHmac, randomFillSync, randomUUID, timingSafeEqual } from 'node:crypto';
+import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -121,9 +122,15 @@ const questJson = (images, tasks) => `json_build_object('type', 'quests', 'id', 
 // Statements ($1 token hash, $2 organization, $3 twin in every one)
 
 /** GET /twins/<id>/ — $4 twin id. */
+const TWIN_ETAG = `'"' || (extract(epoch FROM t.modified) * 1000000)::bigint || '.' || t.tasks_supplied || '"'`;
 const SQL_TWIN_DETAIL = `WITH ${AUTH}
-SELECT a.org, a.twin, CASE WHEN a.org IS NOT NULL THEN
-         (SELECT ${TWIN_DETAIL_JSON}::text FROM twins t WHERE t.id = $4::uuid AND ${VISIBLE('t')}) END AS body
+SELECT a.org, a.twin, d.body, d.etag
+  FROM a LEFT JOIN LATERAL (SELECT ${TWIN_DETAIL_JSON}::text AS body, ${TWIN_ETAG} AS etag
+                              FROM twins t WHERE a.org IS NOT NULL AND t.id = $4::uuid AND ${VISIBLE('t')}) d ON true`;
+
+/** A conditional GET of a twin: its version alone (the entity tag), without building the document. */
+const SQL_TWIN_ETAG = `WITH ${AUTH}
+SELECT a.org, a.twin, (SELECT ${TWIN_ETAG} FROM twins t WHERE a.org IS NOT NULL AND t.id = $4::uuid AND ${VISIBLE('t')}) AS etag
   FROM a`;
 
 /** The count (twin_counts) of the visible twins: every organization's shared ones plus the caller's others. */
@@ -779,9 +786,36 @@ app.setErrorHandler((error, _request, reply) => {
   reply.status(status).header('content-type', JSON_API).send(JSON.stringify({ errors: [problem] }));
 });
 
-/** Bodies past 64 KiB go out as a Buffer: off the V8 heap while slow clients drain them (a string would stay in the socket's queue). */
-const send = (reply, body, status = 200, type = JSON_API) =>
-  reply.status(status).header('content-type', type).send(body.length > 65536 ? Buffer.from(body, 'utf8') : body);
+/** Whether If-None-Match names this tag (weak comparison, `*`, any content coding of it). */
+function ifNoneMatch(request, etag) {
+  const header = request.headers['if-none-match'];
+  if (typeof header !== 'string') return false;
+  if (header.trim() === '*') return true;
+  const wanted = etag.slice(1, -1);
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '').slice(1, -1).replace(/;[a-z]+$/, '') === wanted);
+}
+
+/**
+ * Sends a JSON answer as the contract says: GET 200s tagged (`etag`, or a SHA-1 of the body) and 304
+ * when If-None-Match names the tag; over 1 KiB, brotli (quality 4) or gzip (level 6) when accepted, the
+ * tag naming the coding; `Vary: Accept-Encoding` always. Bodies past 64 KiB go out as a Buffer: off the
+ * V8 heap while slow clients drain them (a string would stay in the socket's queue).
+ */
+function send(reply, body, status = 200, type = JSON_API, etag = undefined) {
+  const vary = reply.getHeader('vary');
+  reply.header('vary', vary ? `${vary}, Accept-Encoding` : 'Accept-Encoding');
+  if (reply.request.method === 'GET' && status === 200) {
+    etag ??= `"h${createHash('sha1').update(body).digest('base64url')}"`;
+    if (ifNoneMatch(reply.request, etag)) return reply.status(304).header('etag', etag).send();
+  }
+  const accepted = reply.request.headers['accept-encoding'] ?? '';
+  const coding = Buffer.byteLength(body) < 1024 ? undefined : /\bbr\b/.test(accepted) ? 'br' : /\bgzip\b/.test(accepted) ? 'gzip' : undefined;
+  if (etag) reply.header('etag', coding ? `${etag.slice(0, -1)};${coding}"` : etag);
+  reply.status(status).header('content-type', type);
+  if (coding === 'br') return reply.header('content-encoding', 'br').send(brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 4 } }));
+  if (coding === 'gzip') return reply.header('content-encoding', 'gzip').send(gzipSync(body, { level: 6 }));
+  return reply.send(body.length > 65536 ? Buffer.from(body, 'utf8') : body);
+}
 
 /**
  * Geo features being listed at once (a listing costs its page size), as the service bounds them: 50
@@ -806,9 +840,13 @@ async function geoBudget(size, work) {
 app.get('/twins/:id', async (request, reply) => {
   const values = credentials(request, undefined);
   if (!isUuid(request.params.id)) throw notFound();
+  if (request.headers['if-none-match'] !== undefined) {
+    const current = await answer('twin-etag', SQL_TWIN_ETAG, [...values, request.params.id], undefined);
+    if (current.etag && ifNoneMatch(request, current.etag)) return reply.status(304).header('vary', 'Accept-Encoding').header('etag', current.etag).send();
+  }
   const row = await answer('twin-detail', SQL_TWIN_DETAIL, [...values, request.params.id], undefined);
   if (!row.body) throw notFound('No such twin.');
-  return send(reply, `{"data":${row.body}}`);
+  return send(reply, `{"data":${row.body}}`, 200, JSON_API, row.etag);
 });
 
 const wantsGeoJson = (headers) => {

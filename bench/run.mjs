@@ -65,11 +65,12 @@ function cannon(port, scenario, connections, duration) {
   });
 }
 
-const summary = (r) => ({
+/** A scenario's answers that are not what it expects (2xx, or its `expectStatus`, such as a 304) count as errors. */
+const summary = (r, scenario = {}) => ({
   rps: Math.round(r.requests.average * 10) / 10,
   p50: r.latency.p50,
   p99: r.latency.p99,
-  errors: r.errors + r.timeouts + r.non2xx,
+  errors: r.errors + r.timeouts + r.non2xx - (scenario.expectStatus === 304 ? r['3xx'] : 0),
 });
 
 /** VmHWM / VmRSS of a process, in MB. */
@@ -146,7 +147,7 @@ async function measure(list, data, { label, peak, verifyOnly = false }) {
             const response = await fetch(`http://127.0.0.1:${port}${path}`, { method: scenario.method ?? 'GET', headers, body: scenario.body }).catch((error) => {
               throw new Error(`the ${who} does not answer before ${scenario.name} (${child.exitCode === null ? error.cause?.code ?? error.message : `it exited with ${child.exitCode ?? child.signalCode}`})`);
             });
-            if (!response.ok) log(`warning: ${scenario.name} answered ${response.status} on the ${who}: ${(await response.text()).slice(0, 300)}`);
+            if (!response.ok && response.status !== scenario.expectStatus) log(`warning: ${scenario.name} answered ${response.status} on the ${who}: ${(await response.text()).slice(0, 300)}`);
             else await response.arrayBuffer();
           }
           const result = {};
@@ -154,7 +155,7 @@ async function measure(list, data, { label, peak, verifyOnly = false }) {
           for (const [port, who] of [[SERVICE_PORT, 'service'], [RAW_PORT, 'raw']]) {
             await resetPool(scenario); // embarks: both start from the same state
             await cannon(port, scenario, connections, warmupSeconds);
-            result[who] = summary(await cannon(port, scenario, connections, Math.max(seconds, scenario.minSeconds ?? 0)));
+            result[who] = summary(await cannon(port, scenario, connections, Math.max(seconds, scenario.minSeconds ?? 0)), scenario);
           }
           const ratio = result.raw.rps > 0 ? Math.round((result.service.rps / result.raw.rps) * 100) / 100 : 0;
           const row = { name: scenario.name, connections, service: result.service, raw: result.raw, ratio, target: TARGETS[scenario.kind] };

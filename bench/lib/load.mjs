@@ -325,7 +325,12 @@ export async function prepare(data, log) {
       `SELECT id FROM twins WHERE organization_id = $1 AND NOT (id = ANY ($2::uuid[])) ORDER BY id LIMIT $3`,
       [data.organizationId, [data.timelineTwin, data.postTwin, prepared.patchTwin, prepared.connectedTwin, prepared.longTimelineTwin], EMBARK_TWINS],
     )).rows.map((r) => r.id);
-    return { ...data, ...prepared, embarkTwins };
+    // The ETag of the detail twin (its version, as the service tags it): the 304 scenario's If-None-Match.
+    const detailEtag = (await db.query(
+      `SELECT '"' || (extract(epoch FROM modified) * 1000000)::bigint || '.' || tasks_supplied || '"' AS etag FROM twins WHERE id = $1`,
+      [data.detailTwin],
+    )).rows[0].etag;
+    return { ...data, ...prepared, embarkTwins, detailEtag };
   } catch (error) {
     await db.query('ROLLBACK').catch(() => {});
     throw error;

@@ -120,8 +120,13 @@ export function scenarios(d) {
   return [
     { name: 'twin detail', kind: 'detail', path: `/twins/${d.detailTwin}/`, headers: tenant },
     { name: 'twin detail, 200 connections', kind: 'detail', path: `/twins/${d.connectedTwin}/`, headers: tenant },
+    // A client revalidating its copy: 304 without a body, decided from the twin's version alone.
+    { name: 'twin detail 304', kind: 'detail', path: `/twins/${d.detailTwin}/`, headers: { ...tenant, 'if-none-match': d.detailEtag }, expectStatus: 304 },
     { name: 'list page 1', kind: 'list', path: '/twins/', headers: tenant },
     { name: 'list page 100', kind: 'list', path: '/twins/?page_number=100', headers: tenant },
+    // What compression costs: the same 40 KB page, brotli and gzip (both servers compress it).
+    { name: 'list page 1, br', kind: 'list', path: '/twins/', headers: { ...tenant, 'accept-encoding': 'br' } },
+    { name: 'list page 1, gzip', kind: 'list', path: '/twins/', headers: { ...tenant, 'accept-encoding': 'gzip' } },
     { name: 'list of a provider org', kind: 'list', path: `/twins/?organization=${d.providerOrg}`, headers: tenant },
     { name: '/my/twins/', kind: 'my', path: '/my/twins/', headers: tenant },
     { name: `geo ~1k (${d.geo1k.count})`, kind: 'geo', path: `/twins/?in_bbox=${d.geo1k.box}&page_size=1000`, headers: geo },

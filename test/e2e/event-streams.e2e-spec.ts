@@ -86,7 +86,7 @@ describe('EventsService.stream: the timeline as an async iterator', () => {
     const messages = await stream();
     expect(await nextMessage(messages)).toEqual({ type: 'opened', twinId: tenant.twin.id, retryMs: 2000 });
     const created = await create('walk', { steps: 1 });
-    const updated = await events.update(tenant, created.resource.id, updateDocument(created.resource.id, { steps: 2 }));
+    const updated = (await events.update(tenant, created.resource.id, updateDocument(created.resource.id, { steps: 2 }))).value;
     await events.delete(tenant, created.resource.id, undefined);
     const [first, second, third] = await changes(messages, 3);
     expect(first).toEqual({ type: 'change', op: 'created', id: created.resource.id, data: expect.any(String) });
