@@ -72,7 +72,17 @@ const filtersOf = (query: TwinQuery): string[] =>
   Object.entries(query).filter(([key, value]) => key !== 'own' && key !== 'sort' && value !== undefined).map(([key]) => key);
 
 /** True when a list has no filter beyond visibility (or own organization) and its own order: the counted, index-only paths below. */
-const isUnfiltered = (query: TwinQuery): boolean => filtersOf(query).length === 0 && query.sort === undefined;
+const isUnfiltered = (query: TwinQuery): boolean => filtersOf(query).length === 0 && indexedOrder(query) !== undefined;
+
+/** The sort keys the indexes of both visibility halves answer (`created`; migration TwinSortIndexes: `name`, `modified`). */
+const INDEXED_SORT_KEYS = new Set(['created', 'name', 'modified']);
+
+/** An unfiltered list's order when one index column gives it (its own, or one indexed `sort` key), else undefined. */
+function indexedOrder(query: TwinQuery): { column: string; direction: string } | undefined {
+  if (!query.sort) return { column: 'created', direction: '' };
+  if (query.sort.length !== 1 || !INDEXED_SORT_KEYS.has(query.sort[0].key)) return undefined;
+  return { column: query.sort[0].key, direction: query.sort[0].descending ? ' DESC' : '' };
+}
 
 /** Visible to every organization (the predicate of twins_shared_created_idx / twins_unshared_created_idx). */
 const SHARED = sharedTwinSql('s');
@@ -93,16 +103,17 @@ const OWN_COUNT = `SELECT coalesce((SELECT c.total FROM twin_counts c WHERE c.or
  * twins; the organization's other twins); their merge skips `offset` entries in the indexes, and only
  * the rows of the page are read from the table.
  */
-const VISIBLE_PAGE_IDS = `SELECT u.id FROM (
-            (SELECT s.id, s.created FROM twins s WHERE ${SHARED}
-              ORDER BY s.created, s.id LIMIT $2::int + $3::bigint)
+const visiblePageIds = ({ column: k, direction: d }: { column: string; direction: string }) => `SELECT u.id FROM (
+            (SELECT s.id, s.${k} FROM twins s WHERE ${SHARED}
+              ORDER BY s.${k}${d}, s.id${d} LIMIT $2::int + $3::bigint)
             UNION ALL
-            (SELECT s.id, s.created FROM twins s WHERE s.organization_id = $1::uuid AND NOT ${SHARED}
-              ORDER BY s.created, s.id LIMIT $2::int + $3::bigint)) u
-           ORDER BY u.created, u.id LIMIT $2::int OFFSET $3::bigint`;
+            (SELECT s.id, s.${k} FROM twins s WHERE s.organization_id = $1::uuid AND NOT ${SHARED}
+              ORDER BY s.${k}${d}, s.id${d} LIMIT $2::int + $3::bigint)) u
+           ORDER BY u.${k}${d}, u.id${d} LIMIT $2::int OFFSET $3::bigint`;
 
-/** The ids of a page of the caller's organization's twins: index-only over twins_organization_idx. */
-const OWN_PAGE_IDS = `SELECT s.id FROM twins s WHERE s.organization_id = $1::uuid ORDER BY s.created, s.id LIMIT $2::int OFFSET $3::bigint`;
+/** The ids of a page of the caller's organization's twins: index-only over twins_organization_(name_|modified_)idx. */
+const ownPageIds = ({ column: k, direction: d }: { column: string; direction: string }) =>
+  `SELECT s.id FROM twins s WHERE s.organization_id = $1::uuid ORDER BY s.${k}${d}, s.id${d} LIMIT $2::int OFFSET $3::bigint`;
 
 /**
  * One statement for a whole page: `count`, and `data`, the JSON aggregate of the page's twins (`t`,
@@ -298,11 +309,12 @@ export class TwinsRepository {
     empty: string,
     included?: string,
   ): Promise<CountedJson> {
-    if (isUnfiltered(query)) {
+    const order = filtersOf(query).length === 0 ? indexedOrder(query) : undefined;
+    if (order) {
       // twin_counts is kept by triggers in the writing transactions (migration 1763790000000): exact, O(organizations).
       const sql = query.own
-        ? countedPageSql(OWN_COUNT, '$3::bigint', rowsOfIds(OWN_PAGE_IDS), aggregate, empty, included)
-        : countedPageSql(VISIBLE_COUNT, '$3::bigint', rowsOfIds(VISIBLE_PAGE_IDS), aggregate, empty, included);
+        ? countedPageSql(OWN_COUNT, '$3::bigint', rowsOfIds(ownPageIds(order)), aggregate, empty, included)
+        : countedPageSql(VISIBLE_COUNT, '$3::bigint', rowsOfIds(visiblePageIds(order)), aggregate, empty, included);
       return (await this.sql.query(sql, [tenant.organization.id, page.size, page.offset]))[0];
     }
     const { where, orderBy, params } = this.compile(tenant, query);

@@ -51,6 +51,13 @@ export const twins = defineTable(
       // The two halves of the visibility rule in list order (partial; migration TwinCounts).
       { name: 'twins_shared_created_idx', synchronize: false },
       { name: 'twins_unshared_created_idx', synchronize: false },
+      // sort=name / sort=modified (migration TwinSortIndexes): the shared half (partial), and by organization.
+      { name: 'twins_shared_name_idx', synchronize: false },
+      { name: 'twins_shared_modified_idx', synchronize: false },
+      { name: 'twins_unshared_name_idx', synchronize: false },
+      { name: 'twins_unshared_modified_idx', synchronize: false },
+      { name: 'twins_organization_name_idx', columns: ['organization_id', 'name', 'id'] },
+      { name: 'twins_organization_modified_idx', columns: ['organization_id', 'modified', 'id'] },
     ],
     relations: {
       organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'twins_organization_id_fkey' } },
