@@ -288,19 +288,23 @@ const SQL_TIMELINE_FIRST = timelinePage(false);
 const SQL_TIMELINE_AFTER = timelinePage(true);
 
 /** GET /twins/?page_after= — $4 size; with a position, $5 created and $6 id. The two halves of visibility, each from its index. */
-const twinsKeyset = (after, json = TWIN_LIST_JSON) => {
-  const past = after ? `AND (s.created, s.id) > ($5::timestamptz, $6::uuid)` : '';
+/** `newest`: sort=-created (newest first), else the list's own order (oldest first). */
+const twinsKeyset = (after, json = TWIN_LIST_JSON, newest = false) => {
+  const d = newest ? ' DESC' : '';
+  const order = (a) => `${a}.created${d}, ${a}.id${d}`;
+  const past = after ? `AND (s.created, s.id) ${newest ? '<' : '>'} ($5::timestamptz, $6::uuid)` : '';
+  const before = `(s.created, s.id) ${newest ? '>=' : '<='} ($5::timestamptz, $6::uuid)`;
   return `WITH ${AUTH},
 page AS MATERIALIZED (
-  SELECT t.*, row_number() OVER (ORDER BY t.created, t.id) AS n FROM (
+  SELECT t.*, row_number() OVER (ORDER BY ${order('t')}) AS n FROM (
     SELECT u.* FROM (
-      (SELECT s.* FROM twins s WHERE ${SHARED('s')} ${past} ORDER BY s.created, s.id LIMIT $4::int + 1)
+      (SELECT s.* FROM twins s WHERE ${SHARED('s')} ${past} ORDER BY ${order('s')} LIMIT $4::int + 1)
       UNION ALL
-      (SELECT s.* FROM twins s WHERE s.organization_id = $2::uuid AND NOT ${SHARED('s')} ${past} ORDER BY s.created, s.id LIMIT $4::int + 1)) u
-    ORDER BY u.created, u.id LIMIT $4::int + 1) t)
+      (SELECT s.* FROM twins s WHERE s.organization_id = $2::uuid AND NOT ${SHARED('s')} ${past} ORDER BY ${order('s')} LIMIT $4::int + 1)) u
+    ORDER BY ${order('u')} LIMIT $4::int + 1) t)
 ${keysetSelect(json, 't', '$4::int', `json_build_array(t.created::text, t.id::text)`)},
-       ${after ? `(EXISTS (SELECT 1 FROM twins s WHERE ${SHARED('s')} AND (s.created, s.id) <= ($5::timestamptz, $6::uuid))
-                   OR EXISTS (SELECT 1 FROM twins s WHERE s.organization_id = $2::uuid AND NOT ${SHARED('s')} AND (s.created, s.id) <= ($5::timestamptz, $6::uuid)))` : 'false'} AS beyond
+       ${after ? `(EXISTS (SELECT 1 FROM twins s WHERE ${SHARED('s')} AND ${before})
+                   OR EXISTS (SELECT 1 FROM twins s WHERE s.organization_id = $2::uuid AND NOT ${SHARED('s')} AND ${before}))` : 'false'} AS beyond
   FROM a`;
 };
 
@@ -543,7 +547,7 @@ function filtersOf(query, readers) {
   const filters = {};
   for (const name in query) {
     const raw = query[name];
-    if (name === 'page_number' || name === 'page_size' || name === 'page_after' || name === 'fields[twins]' || name === 'include') continue;
+    if (name === 'page_number' || name === 'page_size' || name === 'page_after' || name === 'fields[twins]' || name === 'include' || name === 'sort') continue;
     const reader = Object.hasOwn(readers, name) ? readers[name] : undefined;
     if (!reader) throw badParameter(name, `Unknown query parameter "${name}".`);
     if (typeof raw !== 'string') throw badParameter(name, `${name} must be given once.`);
@@ -868,7 +872,7 @@ app.get('/twins', async (request, reply) => {
   const page = pageOf(request.query, geo ? GEO_PAGE : PAGE);
   const names = Object.keys(filters);
   const q = request.query;
-  if (q.page_after !== undefined || q['fields[twins]'] !== undefined || q.include !== undefined) {
+  if (q.page_after !== undefined || q['fields[twins]'] !== undefined || q.include !== undefined || q.sort !== undefined) {
     // Only what the benchmark asks: keyset pages and sparse/compound pages of the unfiltered list.
     if (geo || names.length > 0 || q.page_number !== undefined) throw badParameter('page_after', 'This server pages by cursor, or with fields/include, only the unfiltered list.');
     const fields = q['fields[twins]'] === undefined ? Object.keys(TWIN_LIST_MEMBERS).concat('organization') : q['fields[twins]'] === '' ? [] : q['fields[twins]'].split(',');
@@ -876,10 +880,13 @@ app.get('/twins', async (request, reply) => {
     const fieldsKey = createHash('sha1').update(fields.join(',')).digest('hex').slice(0, 12);
     if (q.page_after !== undefined) {
       if (q.include !== undefined) throw badParameter('include', 'This server includes on numbered pages only.');
-      const position = q.page_after === '' ? null : readCursor('twins:', 'page_after', q.page_after);
-      const name = `twins-${position ? 'after' : 'first'}-${fieldsKey}`;
-      const row = await answer(name, twinsKeyset(position !== null, sparseTwinJson(fields)), [...values, page.size, ...(position ?? [])], 'optional');
-      return send(reply, cursorBody(request, 'twins:', row, position !== null));
+      if (q.sort !== undefined && q.sort !== '-created') throw badParameter('sort', 'This server sorts keyset pages by -created only.');
+      const newest = q.sort === '-created';
+      const scope = newest ? 'twins:-created' : 'twins:';
+      const position = q.page_after === '' ? null : readCursor(scope, 'page_after', q.page_after);
+      const name = `twins-${position ? 'after' : 'first'}-${newest ? 'newest-' : ''}${fieldsKey}`;
+      const row = await answer(name, twinsKeyset(position !== null, sparseTwinJson(fields), newest), [...values, page.size, ...(position ?? [])], 'optional');
+      return send(reply, cursorBody(request, scope, row, position !== null));
     }
     if (q.include !== undefined && q.include !== 'organization') throw badParameter('include', 'include may name "organization".');
     const key = `${fields.join(',')}|${q.include ?? ''}`;

@@ -239,7 +239,7 @@ export async function fileExists(path) {
 }
 
 /** Bump when prepare() changes what it writes (it never touches what the loader wrote). */
-const PREPARE_VERSION = 2;
+const PREPARE_VERSION = 3;
 /** The keyset scenarios read page 1 and page DEEP_PAGE (or the deepest there is) of 50 items. */
 export const DEEP_PAGE = 10_000;
 export const DEEP_PAGE_SIZE = 50;
@@ -306,9 +306,11 @@ export async function prepare(data, log) {
       )).rows[0].position;
       const visible = (await db.query(`SELECT count(*)::int AS n FROM twins t WHERE t.public OR cardinality(t.services) > 0 OR t.organization_id = $1`, [data.organizationId])).rows[0].n;
       const twinsDepth = depth(visible);
+      // Newest first: page 1 and the deep page both hold imported places (the oldest visible twins are the
+      // tenant's own, smaller rows), so the pair compares depth, not row sizes.
       const twinsDeep = (await db.query(
         `SELECT json_build_array(created::text, id::text) AS position FROM twins t WHERE t.public OR cardinality(t.services) > 0 OR t.organization_id = $1
-          ORDER BY created, id OFFSET $2 LIMIT 1`,
+          ORDER BY created DESC, id DESC OFFSET $2 LIMIT 1`,
         [data.organizationId, twinsDepth],
       )).rows[0].position;
       const deep = { timeline: { page: (timelineDepth + 1) / DEEP_PAGE_SIZE + 1, position: timelineDeep }, twins: { page: (twinsDepth + 1) / DEEP_PAGE_SIZE + 1, position: twinsDeep } };

@@ -10,6 +10,14 @@ const COMPRESSIBLE = /^application\/(?:vnd\.api\+json|geo\+json|json)(?:\s*;|$)/
 export const COMPRESSION_THRESHOLD_BYTES = 1024;
 
 /**
+ * Up to this size an answer is compressed in one synchronous call; bigger ones (map listings of
+ * megabytes) stream through zlib on the thread pool, so one of them never holds the event loop for
+ * long. The plugin's default on two cores is 8 KiB: a 40 KB page then took the stream path at 2.5-3.4
+ * times the CPU of one call (bench: CPU per request).
+ */
+const SYNC_COMPRESSION_MAX_BYTES = 256 * 1024;
+
+/**
  * `br` and `gzip` for JSON answers over 1 KiB (@fastify/compress), at levels chosen for an API rather
  * than for static files: brotli quality 4 and gzip level 6 (bench: CPU per request, docs/PERFORMANCE.md).
  * Request bodies are not decompressed: the body limits stay limits of what is read.
@@ -22,6 +30,7 @@ export async function registerCompression(fastify: FastifyInstance): Promise<voi
   await fastify.register(compress, {
     encodings: ['br', 'gzip'],
     threshold: COMPRESSION_THRESHOLD_BYTES,
+    syncThreshold: SYNC_COMPRESSION_MAX_BYTES,
     customTypes: COMPRESSIBLE,
     brotliOptions: { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } },
     zlibOptions: { level: 6 },
