@@ -4,7 +4,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import { conflict, invalidDocument, invalidHeader, notFound, preconditionFailed, unprocessable } from '../common/json-api/api-error.js';
 import { versionEtag, type Precondition } from '../common/http/conditional.js';
-import { Conditional, Tagged } from '../common/json-api/envelope.js';
+import { Tagged, versionedRead, type Conditional } from '../common/json-api/envelope.js';
 import { cursorPageOfJson, cursorRequest, cursorScope, CursorCodec, type CursorPage } from '../common/json-api/cursor.js';
 import { isCursorPaging, type Page, pageOfJson, pageRequest } from '../common/json-api/pagination.js';
 import { representationVariant, sparseResource } from '../common/json-api/representation.js';
@@ -79,20 +79,19 @@ export class EventsService {
   }
 
   /** `GET /events/<EVENT_ID>`, tagged with the event's version (a conditional GET reads only the version). */
-  get(tenant: TwinTenant, id: string, { fields }: EventQuery): Conditional<ResourceObject> {
-    const variant = representationVariant(fields);
-    return new Conditional(
-      async () => {
-        const version = await this.events.version(tenant, id);
-        return version === undefined ? undefined : versionEtag(version, variant);
-      },
-      async () => {
+  get(tenant: TwinTenant, id: string, { fields }: EventQuery): Conditional<ResourceObject> | Promise<ResourceObject> {
+    return versionedRead({
+      variant: representationVariant(fields),
+      includes: false,
+      version: () => this.events.version(tenant, id),
+      build: async () => {
         const row = await this.events.find(tenant, id);
         if (!row) throw notFound('No such event on the timeline of this twin.');
-        return new Tagged(sparseResource(eventResource(row), fields), versionEtag(row.version, variant));
+        return { value: sparseResource(eventResource(row), fields), version: row.version };
       },
-    );
+    });
   }
+
 
   /** `GET /events/`: newest first unless `sort=timestamp`; numbered or keyset pages. */
   async list(tenant: TwinTenant, { page: pageParams, fields, include: _include, sort, ...filter }: TimelineQuery): Promise<Page<JsonText> | CursorPage> {

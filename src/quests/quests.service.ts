@@ -3,7 +3,7 @@ import { Sql } from '../database/sql.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import { conflict, forbidden, invalidDocument, notFound, preconditionFailed } from '../common/json-api/api-error.js';
 import { versionEtag, type Precondition } from '../common/http/conditional.js';
-import { Conditional, Tagged } from '../common/json-api/envelope.js';
+import { Tagged, versionedRead, type Conditional } from '../common/json-api/envelope.js';
 import { cursorPageOfJson, cursorRequest, cursorScope, CursorCodec, type CursorPage } from '../common/json-api/cursor.js';
 import { isCursorPaging, type Page, pageOfJson, pageRequest, type PageParams } from '../common/json-api/pagination.js';
 import { representationVariant, type SortDirective } from '../common/json-api/representation.js';
@@ -80,18 +80,18 @@ export class QuestsService {
    * version); with `include`, tagged by its body (the included resources have versions of their own).
    */
   getMine(tenant: TwinTenant, id: string, { fields, include }: QuestQuery, imagesBase: string): Conditional<JsonText> | Promise<JsonText> {
-    const variant = representationVariant(fields);
-    const build = async () => {
-      const quest = await this.quests.findMineJson(tenant, id, { imagesBase, fields, include });
-      if (!quest) throw notFound('No such quest among the acting twin\'s quests.');
-      return new Tagged(new JsonText(quest.data, quest.included ?? undefined), versionEtag(quest.version, variant));
-    };
-    if (include.size > 0) return build().then((tagged) => tagged.value);
-    return new Conditional(async () => {
-      const version = await this.quests.mineVersion(tenant, id);
-      return version === undefined ? undefined : versionEtag(version, variant);
-    }, build);
+    return versionedRead({
+      variant: representationVariant(fields),
+      includes: include.size > 0,
+      version: () => this.quests.mineVersion(tenant, id),
+      build: async () => {
+        const quest = await this.quests.findMineJson(tenant, id, { imagesBase, fields, include });
+        if (!quest) throw notFound('No such quest among the acting twin\'s quests.');
+        return { value: new JsonText(quest.data, quest.included ?? undefined), version: quest.version };
+      },
+    });
   }
+
 
   async create(tenant: TwinTenant, document: ResourceDocument<CreateQuestAttributes>): Promise<ResourceObject> {
     const attributes = document.attributes;

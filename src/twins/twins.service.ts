@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Tenant } from '../common/auth/tenant.js';
 import { ConcurrencyLimit } from '../common/concurrency.js';
 import { invalidDocument, invalidHeader, invalidParameter, notFound, preconditionFailed } from '../common/json-api/api-error.js';
-import { Conditional, RawBody, Tagged } from '../common/json-api/envelope.js';
+import { RawBody, Tagged, versionedRead, type Conditional } from '../common/json-api/envelope.js';
 import { versionEtag, type Precondition } from '../common/http/conditional.js';
 import { cursorPageOfJson, cursorRequest, cursorScope, CursorCodec, type CursorPage } from '../common/json-api/cursor.js';
 import { assertPageExists, isCursorPaging, Page, pageLinks, pageOfJson, pageRequest, paginationMeta, type PageParams } from '../common/json-api/pagination.js';
@@ -106,17 +106,16 @@ export class TwinsService {
    * With `include`, the document also shows the organization: it is tagged by its body instead.
    */
   get(tenant: Tenant, id: string, { fields, include }: TwinDetailQuery): Conditional<JsonText> | Promise<JsonText> {
-    const variant = representationVariant(fields);
-    const build = async () => {
-      const twin = await this.twins.findVisibleJson(tenant, id, { form: 'detail', fields, includeOrganization: include.has('organization') });
-      if (twin === undefined) throw notFound('No such twin.');
-      return new Tagged(new JsonText(twin.data, twin.included ?? undefined), versionEtag(twin.version, variant));
-    };
-    if (include.size > 0) return build().then((tagged) => tagged.value);
-    return new Conditional(async () => {
-      const version = await this.twins.visibleVersion(tenant, id);
-      return version === undefined ? undefined : versionEtag(version, variant);
-    }, build);
+    return versionedRead({
+      variant: representationVariant(fields),
+      includes: include.size > 0,
+      version: () => this.twins.visibleVersion(tenant, id),
+      build: async () => {
+        const twin = await this.twins.findVisibleJson(tenant, id, { form: 'detail', fields, includeOrganization: include.has('organization') });
+        if (twin === undefined) throw notFound('No such twin.');
+        return { value: new JsonText(twin.data, twin.included ?? undefined), version: twin.version };
+      },
+    });
   }
 
   /** `POST /my/twins/` */

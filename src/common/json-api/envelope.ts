@@ -1,3 +1,4 @@
+import { versionEtag } from '../http/conditional.js';
 import { CursorPage } from './cursor.js';
 import { Page, pageLinks, paginationMeta } from './pagination.js';
 import { JsonText } from './resource.js';
@@ -31,6 +32,31 @@ export class Conditional<T> {
     readonly etag: () => Promise<string | undefined>,
     readonly build: () => Promise<Tagged<T>>,
   ) {}
+}
+
+/**
+ * The one way to read a versioned resource (a twin, an event, a quest): a `Conditional` whose tag is the
+ * resource's version in this representation (`variant`), so a matching If-None-Match costs `version()`
+ * alone. With included resources the document shows more than the version covers: it is built at once
+ * and tagged by its body like any other answer.
+ */
+export function versionedRead<T>(read: {
+  variant: string;
+  includes: boolean;
+  version: () => Promise<string | undefined>;
+  build: () => Promise<{ value: T; version: string }>;
+}): Conditional<T> | Promise<T> {
+  if (read.includes) return read.build().then((built) => built.value);
+  return new Conditional(
+    async () => {
+      const version = await read.version();
+      return version === undefined ? undefined : versionEtag(version, read.variant);
+    },
+    async () => {
+      const built = await read.build();
+      return new Tagged(built.value, versionEtag(built.version, read.variant));
+    },
+  );
 }
 
 /** `,"included":[…]` when resources were included (an empty array too: the request asked, none were related). */
