@@ -6,14 +6,7 @@ import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
 import { ApiDocument, ApiErrors, ApiQueryParameters, ApiTenant } from '../common/openapi/docs.js';
 import { ORGANIZATION_DOCUMENT, ORGANIZATION_PAGE } from './organization.openapi.js';
 import { OrganizationsService } from './organizations.service.js';
-import { declareQuery, type QueryOf } from '../common/json-api/query.js';
-import { ORGANIZATION_FIELDS } from './organization.resource.js';
-
-const FIELDS = { fields: { organizations: ORGANIZATION_FIELDS } };
-/** `GET /organizations/`: pages and sparse fieldsets. */
-const ORGANIZATION_LIST_QUERY = declareQuery({}, { paginated: true, ...FIELDS });
-/** `GET /organizations/<ORG_ID>`: sparse fieldsets. */
-const ORGANIZATION_QUERY = declareQuery({}, FIELDS);
+import { ORGANIZATION_LIST_QUERY, ORGANIZATION_QUERY, type OrganizationListQuery, type OrganizationQuery } from './organization-query.js';
 
 @ApiTags('organizations')
 @Controller('organizations')
@@ -34,7 +27,7 @@ export class OrganizationsController {
     403: '`forbidden`: a given `X-Organization` the account is not a member of (`source.header`).',
     404: '`not_found`: a page past the last one.',
   })
-  list(@Caller() caller: RequestAuth, @Query(ORGANIZATION_LIST_QUERY) query: QueryOf<typeof ORGANIZATION_LIST_QUERY.parameters, true>) {
+  list(@Caller() caller: RequestAuth, @Query(ORGANIZATION_LIST_QUERY) query: OrganizationListQuery) {
     return this.organizations.list(caller, query);
   }
 
@@ -47,7 +40,7 @@ export class OrganizationsController {
     403: '`forbidden`: a given `X-Organization` the account is not a member of (`source.header`).',
     404: '`not_found`: not an organization the account is a member of.',
   })
-  get(@Caller() caller: RequestAuth, @Param('organizationId', UuidParam) organizationId: string, @Query(ORGANIZATION_QUERY) query: QueryOf<typeof ORGANIZATION_QUERY.parameters>) {
+  get(@Caller() caller: RequestAuth, @Param('organizationId', UuidParam) organizationId: string, @Query(ORGANIZATION_QUERY) query: OrganizationQuery) {
     return this.organizations.get(caller, organizationId, query.fields);
   }
 }

@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { notFound } from '../common/json-api/api-error.js';
-import type { PageOnlyQuery } from '../common/json-api/query.js';
 import { sparseResource, type Fieldsets } from '../common/json-api/representation.js';
 import { loadPage, type Page, pageRequest } from '../common/json-api/pagination.js';
 import type { RequestAuth } from '../common/auth/tenant.js';
 import { organizationResource } from './organization.resource.js';
 import { OrganizationsRepository } from './organizations.repository.js';
+import type { OrganizationListQuery } from './organization-query.js';
 import type { ResourceObject } from '../common/json-api/resource.js';
 
 @Injectable()
@@ -16,7 +16,7 @@ export class OrganizationsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async list(caller: RequestAuth, query: PageOnlyQuery): Promise<Page<ResourceObject[]>> {
+  async list(caller: RequestAuth, query: OrganizationListQuery): Promise<Page<ResourceObject[]>> {
     const page = pageRequest(query.page, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
     return loadPage(
       page,

@@ -189,7 +189,7 @@ export class QuestsRepository {
    * A page of a quest list (the discovery feed, or the acting twin's quests) as JSON text and its count,
    * in one statement; the quests are only read and built when the page is within the count.
    */
-  async page(list: QuestList, tenant: TwinTenant, filters: MyQuestFilters, page: PageRequest, document: QuestDocument): Promise<CountedJson & { included: string | null }> {
+  async page(list: QuestList, tenant: TwinTenant, filters: MyQuestFilters, page: PageRequest, document: QuestDocument): Promise<CountedJson> {
     const { where, params } = this.listWhere(list, tenant, filters);
     const imagesBase = IMAGES_BASE;
     const offset = params.add(page.offset, '::bigint');
@@ -204,7 +204,7 @@ export class QuestsRepository {
               ELSE '[]' END AS data,
               ${included ? `CASE WHEN ${offset} < c.count THEN ${included} ELSE '[]' END` : 'NULL::text'} AS included
          FROM (SELECT count(*) AS count FROM ${LIST_FROM[list]} WHERE ${where}) c`;
-    const rows: (CountedJson & { included: string | null })[] = await this.sql.query(params.bindWhereUsed(sql, IMAGES_BASE, document.imagesBase, '::text'), params.values);
+    const rows: (CountedJson)[] = await this.sql.query(params.bindWhereUsed(sql, IMAGES_BASE, document.imagesBase, '::text'), params.values);
     return rows[0];
   }
 
@@ -392,7 +392,7 @@ export class QuestsRepository {
    * A page of a quest's tasks in `position` order as JSON text, with the count, in one statement;
    * `include=place` adds the places the caller can see ($1 organization).
    */
-  async pageTasks(tenant: TwinTenant, questId: string, page: PageRequest, document: TaskDocument): Promise<CountedJson & { included: string | null }> {
+  async pageTasks(tenant: TwinTenant, questId: string, page: PageRequest, document: TaskDocument): Promise<CountedJson> {
     const params = new SqlParams();
     const quest = params.add(questId, '::uuid');
     const offset = params.add(page.offset, '::bigint');
@@ -400,7 +400,7 @@ export class QuestsRepository {
       ? `(SELECT coalesce(json_agg(${twinJsonSql('list', 'tw', document.fields.twins)} ORDER BY tw.id), '[]'::json)::text
             FROM twins tw WHERE tw.id IN (SELECT p.place_twin_id FROM page p) AND ${visibleTwinSql('tw', params.add(tenant.organization.id, '::uuid'))})`
       : undefined;
-    const rows: (CountedJson & { included: string | null })[] = await this.sql.query(
+    const rows: (CountedJson)[] = await this.sql.query(
       `WITH page AS MATERIALIZED (
          SELECT k.*, row_number() OVER (ORDER BY k.position, k.created, k.id) AS n FROM quest_tasks k WHERE k.quest_id = ${quest}
           ORDER BY k.position, k.created, k.id LIMIT ${params.add(page.size, '::int')} OFFSET ${offset})

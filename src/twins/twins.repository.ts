@@ -309,7 +309,7 @@ export class TwinsRepository {
     empty: string,
     included?: string,
   ): Promise<CountedJson> {
-    const order = filtersOf(query).length === 0 ? indexedOrder(query) : undefined;
+    const order = isUnfiltered(query) ? indexedOrder(query) : undefined;
     if (order) {
       // twin_counts is kept by triggers in the writing transactions (migration 1763790000000): exact, O(organizations).
       const sql = query.own

@@ -86,11 +86,8 @@ export class TwinsService {
    */
   async geoList(tenant: Tenant, { page: pageParams, fields, include, sort, ...filters }: TwinListQuery, requestUrl: URL): Promise<RawBody<string>> {
     if (isCursorPaging(pageParams)) throw invalidParameter(pageParams.after !== undefined ? 'page_after' : 'page_before', 'The map listing (application/geo+json) is paged by page_number.');
-    const representation = Object.keys(fields)[0] ?? (include.size > 0 ? 'include' : undefined);
-    if (representation) {
-      const parameter = representation === 'include' ? 'include' : `fields[${representation}]`;
-      throw invalidParameter(parameter, `${parameter} applies to JSON:API documents, not to the map listing (application/geo+json).`);
-    }
+    const parameter = include.size > 0 ? 'include' : Object.keys(fields).map((type) => `fields[${type}]`)[0];
+    if (parameter) throw invalidParameter(parameter, `${parameter} applies to JSON:API documents, not to the map listing (application/geo+json).`);
     const twinQuery = withSort(await this.resolve(tenant, filters), sort);
     const request = pageRequest(pageParams, { defaultSize: this.config.geoPageSizeDefault, maxSize: this.config.geoPageSizeMax });
     const { count, data: results } = await this.geoListings.run(request.size, () => this.twins.featureCollection(tenant, twinQuery, request));

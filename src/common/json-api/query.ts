@@ -211,6 +211,3 @@ export function declareQuery<P extends QueryParameters, Paginated extends boolea
 /** A route that takes no query parameters: any given one is a 400 naming it. */
 export const NO_QUERY_PARAMETERS = declareQuery({});
 
-/** A paginated route with no filters: only `page_number` and `page_size`. */
-export const PAGE_ONLY_QUERY = declareQuery({}, { paginated: true });
-export type PageOnlyQuery = QueryOf<Record<never, never>, true>;
