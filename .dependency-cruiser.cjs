@@ -14,7 +14,7 @@
 //
 // There are no exceptions: CI fails on any violation.
 
-const FEATURES = ['twins', 'events', 'quests', 'places', 'images', 'organizations', 'accounts', 'revenue', 'admin', 'health'];
+const FEATURES = ['twins', 'maps', 'events', 'quests', 'places', 'images', 'organizations', 'accounts', 'revenue', 'admin', 'health'];
 const FEATURE = `^src/(?:${FEATURES.join('|')})/`;
 const TOP = ['^src/app[.][^/]+$', '^src/main[.]ts$', '^src/cli/'];
 
@@ -39,6 +39,13 @@ const CROSS_FEATURE = {
     // `include=images,summary-image` adds the images in the images feature's resource form.
     '^src/images/image[.]resource[.]ts$',
     '^src/images/image[.]openapi[.]ts$',
+  ],
+  maps: [
+    // Tiles show the twins a list shows: the twins feature's visibility rule, filter parameters and
+    // their SQL conditions, written once there.
+    '^src/twins/twin-visibility[.]ts$',
+    '^src/twins/twin-filters[.]ts$',
+    '^src/twins/twin-conditions[.]ts$',
   ],
   admin: [
     // The admin API provisions tenants: it writes organizations, accounts and twins through the

@@ -15,6 +15,8 @@ const esmPackages = [
   'content-disposition',
   'cookie',
   '@electric-sql',
+  '@mapbox',
+  'pbf',
 ];
 
 const swc = [

@@ -50,6 +50,8 @@ export interface AppConfig {
   publicUrl: string | undefined;
   /** The key signing page cursors (at least 32 characters); unset: a random key kept in the database (service_keys). */
   cursorSecret: string | undefined;
+  /** A vector tile holds one point per twin up to this many twins in its bounds, else its 64 × 64 cluster grid. */
+  tileMaxFeatures: number;
   nodeEnv: string;
   /**
    * How timeline changes reach `GET /events/stream`: `postgres` (LISTEN/NOTIFY, across instances) or
@@ -161,6 +163,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       .filter(Boolean),
     publicUrl: read.url('PUBLIC_URL', ['http:', 'https:']),
     cursorSecret: read.optional('CURSOR_SECRET'),
+    tileMaxFeatures: read.integer('TILE_MAX_FEATURES', 4096, 1, 1_000_000),
     nodeEnv: read.string('NODE_ENV', 'development'),
     eventBus: read.oneOf('EVENT_BUS', ['postgres', 'memory'] as const, env.DATABASE_URL ? 'postgres' : 'memory'),
     eventStreamHeartbeatMs: read.integer('EVENT_STREAM_HEARTBEAT_MS', 15_000, 50, 3_600_000),

@@ -33,8 +33,10 @@ export function dataSourceOptions(url: string, poolSize: number, statementTimeou
       connectionTimeoutMillis: 1000,
       idleTimeoutMillis: poolSize === 1 ? 0 : 30_000,
       application_name: 'twin-service',
-      // 0 turns the timeout off (migrations: CREATE EXTENSION postgis alone can take longer).
-      options: `-c TimeZone=UTC -c statement_timeout=${statementTimeoutMs}`,
+      // 0 turns the timeout off (migrations: CREATE EXTENSION postgis alone can take longer). No JIT:
+      // every statement here is short, and compiling one costs more than it saves (0.3-0.6 s on a
+      // low-zoom vector tile, docs/PERFORMANCE.md).
+      options: `-c TimeZone=UTC -c statement_timeout=${statementTimeoutMs} -c jit=off`,
     },
   };
 }

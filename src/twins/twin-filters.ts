@@ -13,6 +13,19 @@ const representation = (form: keyof typeof TWIN_FIELDS) => ({
   include: ['organization'],
 });
 
+/**
+ * Which twins a list shows, beside visibility: the filters of `GET /twins/` that the vector tiles of
+ * the maps feature take too (its query declares these very parameters; twin-conditions.ts writes their SQL).
+ */
+export const TWIN_FILTER_PARAMETERS = {
+  is_public: param.boolean('Only public twins (false: only non-public).'),
+  is_personal: param.boolean('Only twins created by the calling account (false: the others).'),
+  characteristics: param.list('Comma-separated; twins having all of them.', 'outdoors,history'),
+  organization: param.uuid('Only twins of this organization (that the caller can see).'),
+  is_connection: param.boolean('Only twins in the `connections` of the `X-Twin` twin (false: the others).'),
+  is_supplier: param.boolean('Only twins with a non-empty `personality.services` (false: the others).'),
+};
+
 /** The spatial part, accepted by both twin lists (`/twins/`, its geo form, and `/my/twins/`). */
 const SPATIAL_PARAMETERS = {
   in_bbox: param.custom(readBoundingBox)('minLon,minLat,maxLon,maxLat (degrees, min ≤ max).', '2.2,48.8,2.5,48.9'),
@@ -28,13 +41,8 @@ const SPATIAL_PARAMETERS = {
  */
 export const TWIN_LIST_QUERY = declareQuery(
   {
-    is_public: param.boolean('Only public twins (false: only non-public).'),
-    is_personal: param.boolean('Only twins created by the calling account (false: the others).'),
+    ...TWIN_FILTER_PARAMETERS,
     personality: param.uuid('Other twins sharing a characteristic with this twin, most shared first.'),
-    characteristics: param.list('Comma-separated; twins having all of them.', 'outdoors,history'),
-    organization: param.uuid('Only twins of this organization (that the caller can see).'),
-    is_connection: param.boolean('Only twins in the `connections` of the `X-Twin` twin (false: the others).'),
-    is_supplier: param.boolean('Only twins with a non-empty `personality.services` (false: the others).'),
     ...SPATIAL_PARAMETERS,
   },
   {

@@ -12,6 +12,7 @@ import { organizationJsonSql } from '../organizations/organization.resource.js';
 import type { TwinFilters } from './twin-filters.js';
 import { twinJsonSql, type TwinForm, type TwinRow } from './twin.resource.js';
 import { sharedTwinSql, visibleTwinSql } from './twin-visibility.js';
+import { twinFilterConditions, type TwinFilterValues } from './twin-conditions.js';
 
 export interface NewTwin {
   organizationId: string;
@@ -36,10 +37,8 @@ const WRITABLE = new Set<string>(WRITABLE_COLUMNS);
  * Filters after the service resolved what they refer to: `personality` becomes the reference twin's
  * characteristics, `is_connection` needs the acting twin.
  */
-export interface TwinQuery extends Omit<TwinFilters, 'personality' | 'fields' | 'include' | 'sort'> {
+export interface TwinQuery extends Omit<TwinFilters, 'personality' | 'fields' | 'include' | 'sort'>, TwinFilterValues {
   personality?: { id: string; characteristics: string[] };
-  /** The `X-Twin` twin whose `connections` `is_connection` refers to. */
-  actingTwinId?: string;
   /** Only the caller's organization (`/my/twins/`). */
   own?: boolean;
   /** The geo listing: only twins with a location. */
@@ -199,19 +198,7 @@ export class TwinsRepository {
     const organization = p.add(tenant.organization.id, '::uuid');
     const conditions = [query.own ? `t.organization_id = ${organization}` : visibleTwinSql('t', organization)];
 
-    if (query.is_public !== undefined) conditions.push(query.is_public ? 't.public' : 'NOT t.public');
-    if (query.is_supplier !== undefined) conditions.push(query.is_supplier ? 'cardinality(t.services) > 0' : 'cardinality(t.services) = 0');
-    if (query.is_personal !== undefined) {
-      const account = p.add(tenant.account.id, '::uuid');
-      conditions.push(query.is_personal ? `t.owner_account_id = ${account}` : `t.owner_account_id IS DISTINCT FROM ${account}`);
-    }
-    if (query.organization !== undefined) conditions.push(`t.organization_id = ${p.add(query.organization, '::uuid')}`);
-    if (query.characteristics !== undefined) conditions.push(`t.characteristics @> ${p.add(query.characteristics, '::text[]')}`);
-    if (query.is_connection !== undefined && query.actingTwinId !== undefined) {
-      // The acting twin belongs to the caller's organization (checked by the twin guard).
-      const connections = `coalesce((SELECT c.connections FROM twins c WHERE c.id = ${p.add(query.actingTwinId, '::uuid')}), '{}')`;
-      conditions.push(query.is_connection ? `t.id = ANY (${connections})` : `NOT (t.id = ANY (${connections}))`);
-    }
+    conditions.push(...twinFilterConditions(p, tenant, query));
     if (query.in_bbox) {
       const b = query.in_bbox;
       conditions.push(

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Tenant } from '../common/auth/tenant.js';
 import { ConcurrencyLimit } from '../common/concurrency.js';
-import { invalidDocument, invalidHeader, invalidParameter, notFound, preconditionFailed } from '../common/json-api/api-error.js';
+import { invalidDocument, invalidParameter, notFound, preconditionFailed } from '../common/json-api/api-error.js';
 import { RawBody, Tagged, versionedRead, type Conditional } from '../common/json-api/envelope.js';
 import { versionEtag, type Precondition } from '../common/http/conditional.js';
 import { cursorPageOfJson, cursorRequest, cursorScope, CursorCodec, type CursorPage } from '../common/json-api/cursor.js';
@@ -14,6 +14,7 @@ import type { TwinAttributes } from './dto/twin-attributes.dto.js';
 import type { OwnTwinListQuery, TwinDetailQuery, TwinFilters, TwinListQuery } from './twin-filters.js';
 import { readLocation } from './twin-geo.js';
 import { twinDetailResource } from './twin.resource.js';
+import { connectionTwinId } from './twin-conditions.js';
 import { TwinsRepository, type TwinChanges, type TwinDocument, type TwinQuery } from './twins.repository.js';
 
 const ATTRIBUTES = '/data/attributes';
@@ -142,10 +143,7 @@ export class TwinsService {
   private async resolve(tenant: Tenant, filters: TwinFilters): Promise<TwinQuery> {
     const { personality, ...rest } = filters;
     const query: TwinQuery = rest;
-    if (filters.is_connection !== undefined) {
-      if (!tenant.twin) throw invalidHeader('X-Twin', 'is_connection needs "X-Twin: <TWIN_ID>": the twin whose connections are listed.');
-      query.actingTwinId = tenant.twin.id;
-    }
+    query.actingTwinId = connectionTwinId(tenant, filters);
     if (personality !== undefined) {
       const reference = await this.twins.findVisible(tenant, personality);
       if (!reference) throw invalidParameter('personality', 'personality must name a twin visible to the caller.');

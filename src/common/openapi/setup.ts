@@ -49,6 +49,7 @@ const TAGS: [name: string, description: string][] = [
   ['images', 'Image uploads (PNG, JPEG, WebP, GIF), used as quest summary images.'],
   ['events', "Timeline events of the acting twin, and their live stream."],
   ['organizations', "The caller's organizations."],
+  ['maps', 'Vector tiles of the visible twins (Mapbox Vector Tile, TileJSON) and the map page (`GET /map`).'],
   ['admin', 'Operators: organizations, accounts and access tokens (`Authorization: Token <ADMIN_TOKEN>`).'],
   ['operations', 'Health of the service.'],
 ];
@@ -117,7 +118,7 @@ const ETAG_HEADER = {
  */
 function describeConditionalGet(operation: OperationObject): void {
   const ok = operation.responses['200'] as ResponseObject | undefined;
-  if (!ok?.content || !Object.keys(ok.content).some((type) => /json/.test(type))) return;
+  if (!ok?.content || !Object.keys(ok.content).some((type) => /json|vector-tile/.test(type))) return;
   ok.headers = { ETag: ETAG_HEADER, ...ok.headers };
   operation.responses['304'] ??= { description: 'Not modified: `If-None-Match` names the current `ETag` (no body).', headers: { ETag: ETAG_HEADER } };
   const parameters = (operation.parameters ??= []);
@@ -178,8 +179,10 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
       for (const tag of operation.tags ?? []) if (!tags.has(tag)) throw new Error(`OpenAPI: tag "${tag}" of ${method.toUpperCase()} ${path} is not declared in setup.ts`);
       // Public routes say so (no global security requirement exists).
       operation.security ??= [];
-      // Path ids are UUIDs everywhere (UuidParam): anything else is a 404 before any SQL.
+      // Path ids are UUIDs everywhere (UuidParam): anything else is a 404 before any SQL. The tile
+      // coordinates are the one kind of integer path parameter, declared as such (maps/tile.openapi.ts).
       for (const parameter of pathParameters(operation)) {
+        if (parameter.schema && 'type' in parameter.schema && parameter.schema.type === 'integer') continue;
         parameter.schema = { type: 'string', format: 'uuid' };
         parameter.description ??= 'A UUID; anything else is a 404.';
       }

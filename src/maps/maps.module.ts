@@ -1,0 +1,8 @@
+import { Module } from '@nestjs/common';
+import { TilesController } from './tiles.controller.js';
+import { TilesRepository } from './tiles.repository.js';
+import { TilesService } from './tiles.service.js';
+
+/** Maps of the visible twins: vector tiles, their TileJSON, and the map page for people. */
+@Module({ controllers: [TilesController], providers: [TilesRepository, TilesService] })
+export class MapsModule {}

@@ -1,0 +1,145 @@
+import { Injectable } from '@nestjs/common';
+import type { Tenant } from '../common/auth/tenant.js';
+import { Sql } from '../database/sql.js';
+import { SqlParams } from '../database/sql-params.js';
+import { twinFilterConditions, type TwinFilterValues } from '../twins/twin-conditions.js';
+import { visibleTwinSql } from '../twins/twin-visibility.js';
+import { encodeTwinsLayer, type FeatureRow } from './mvt-encoder.js';
+import { tileBounds, type Tile } from './tile-coordinates.js';
+
+/** Mapbox Vector Tile geometry units per tile side, and the cluster grid's cells per side. */
+export const TILE_EXTENT = 4096;
+export const CLUSTER_GRID = 64;
+
+/**
+ * The zooms whose cluster grid the writes keep in twin_tile_cells (migration TwinTileCells:
+ * `generate_series(0, 12)`). Deeper tiles are small enough to count live.
+ */
+export const CELL_ZOOMS = 12;
+
+/** twin_tile_cells' `organization_id` of the twins every organization sees. */
+const SHARED_SCOPE = `'00000000-0000-0000-0000-000000000000'::uuid`;
+
+/** The filters twin_tile_cells splits its counts by; any other filter is counted live. */
+const CELL_FILTERS = new Set(['is_public', 'is_supplier']);
+
+/** The zoom whose grid gives the TileJSON bounds of the visible twins: cells of 1/2^14 of the world (2.4 km at the equator). */
+const BOUNDS_ZOOM = 8;
+
+/** A twins row's place in the world as Web Mercator fractions (the functions of migration TwinTileCells). */
+const FRACTIONS = `LATERAL (SELECT tile_fraction_x(ST_X(t.location)) AS fx, tile_fraction_y(ST_Y(t.location)) AS fy) f`;
+
+/** The grid's rows of the classes `is_public` and `is_supplier` keep (its rows alias `c`). */
+const cellClasses = (filters: TwinFilterValues): string =>
+  (filters.is_public === undefined ? '' : ` AND ${filters.is_public ? '' : 'NOT '}c.public`) +
+  (filters.is_supplier === undefined ? '' : ` AND ${filters.is_supplier ? '' : 'NOT '}c.supplier`);
+
+const usedFilters = (filters: TwinFilterValues) => Object.entries(filters).filter(([key, value]) => value !== undefined && key !== 'actingTwinId').map(([key]) => key);
+
+/**
+ * SQL of the vector tiles: one statement per tile, built by PostGIS (`ST_AsMVT`) and handed over as
+ * bytes. A tile holds the twins of its bounds (by tile_fraction_x/y, so each twin is in one tile per
+ * zoom) that the caller sees and the filters keep: as points while they number at most `maxFeatures`,
+ * else as the 64 × 64 grid of their exact counts, each at its cell's centre of mass.
+ */
+@Injectable()
+export class TilesRepository {
+  /** Whether this PostGIS encodes tiles itself (ST_AsMVT needs protobuf-c, which the embedded one lacks); asked once. */
+  private encodesTiles: Promise<boolean> | undefined;
+
+  constructor(private readonly sql: Sql) {}
+
+  private databaseEncodesTiles(): Promise<boolean> {
+    this.encodesTiles ??= this.sql.query(`SELECT ST_AsMVT(q, 'probe') FROM (SELECT ST_MakePoint(0, 0) AS geom) q`).then(
+      () => true,
+      () => false,
+    );
+    return this.encodesTiles;
+  }
+
+  /** The tile's bytes, or undefined when no twin is in it. */
+  async tile(tenant: Tenant, tile: Tile, filters: TwinFilterValues, maxFeatures: number): Promise<Buffer | undefined> {
+    const inDatabase = await this.databaseEncodesTiles();
+    const p = new SqlParams();
+    const organization = p.add(tenant.organization.id, '::uuid');
+    const x = p.add(tile.x, '::int');
+    const y = p.add(tile.y, '::int');
+    const scale = p.add(2 ** tile.z, '::float8');
+    const max = p.add(maxFeatures, '::bigint');
+    const [west, south, east, north] = tileBounds(tile);
+    // The index box, widened by a hair: membership itself is decided by the fractions, exactly.
+    const margin = 1e-9;
+    const box = `ST_MakeEnvelope(${[west - margin, south - margin, east + margin, north + margin].map((v) => p.add(v, '::float8')).join(', ')}, 4326)`;
+    const conditions = [
+      `t.location && ${box}`,
+      `floor(f.fx * ${scale}) = ${x}`,
+      `floor(f.fy * ${scale}) = ${y}`,
+      visibleTwinSql('t', organization),
+      ...twinFilterConditions(p, tenant, filters),
+    ].join(' AND ');
+    const inTile = (limit = '') =>
+      `SELECT t.id, t.name, t.public, cardinality(t.services) > 0 AS supplier, f.fx, f.fy FROM twins t, ${FRACTIONS} WHERE ${conditions}${limit}`;
+    const pixel = (fraction: string, tileIndex: string) => `round((${fraction} * ${scale} - ${tileIndex}) * ${TILE_EXTENT})`;
+    // The layer of the features `rows` selects (a point `geom`, the rest properties): encoded by PostGIS,
+    // or as JSON text for encodeTwinsLayer.
+    const mvt = (rows: string) => (inDatabase ? `(SELECT ST_AsMVT(m, 'twins', ${TILE_EXTENT}, 'geom') FROM (${rows}) m)` : `(SELECT json_agg(m)::text FROM (${rows}) m)`);
+    const points = (from: string) =>
+      mvt(`SELECT ST_MakePoint(${pixel('a.fx', x)}, ${pixel('a.fy', y)}) AS geom, a.id::text AS id, a.name, a.public, a.supplier FROM ${from} a ORDER BY a.id`);
+
+    let sql: string;
+    if (tile.z <= CELL_ZOOMS && usedFilters(filters).every((name) => CELL_FILTERS.has(name))) {
+      // Counts from the grid the writes keep: its rows for this tile, the shared twins' and the caller's own.
+      const zoom = p.add(tile.z, '::smallint');
+      sql = `WITH cells AS MATERIALIZED (
+               SELECT c.cell, sum(c.count)::bigint AS count, sum(c.sum_x) AS sum_x, sum(c.sum_y) AS sum_y
+                 FROM twin_tile_cells c
+                WHERE c.organization_id IN (${SHARED_SCOPE}, ${organization}) AND c.zoom = ${zoom} AND c.x = ${x} AND c.y = ${y}${cellClasses(filters)}
+                GROUP BY c.cell),
+             total AS (SELECT coalesce(sum(c.count), 0) AS n FROM cells c),
+             matching AS MATERIALIZED (${inTile()})
+             SELECT CASE WHEN (SELECT n FROM total) > ${max}
+                         THEN ${mvt(`SELECT ST_MakePoint(${pixel('c.sum_x / c.count', x)}, ${pixel('c.sum_y / c.count', y)}) AS geom, c.count, true AS cluster FROM cells c ORDER BY c.cell`)}
+                         WHEN (SELECT n FROM total) > 0 THEN ${points('matching')}
+                    END AS tile`;
+    } else {
+      // Counted live: up to one twin more than a points tile holds tells which kind the tile is.
+      const cell = (fraction: string) => `floor(${fraction} * ${scale} * ${CLUSTER_GRID})`;
+      sql = `WITH matching AS MATERIALIZED (${inTile(` LIMIT ${max} + 1`)}),
+             total AS (SELECT count(*) AS n FROM matching)
+             SELECT CASE WHEN (SELECT n FROM total) > ${max}
+                         THEN ${mvt(`SELECT ST_MakePoint(${pixel('avg(a.fx)', x)}, ${pixel('avg(a.fy)', y)}) AS geom, count(*) AS count, true AS cluster
+                                       FROM (${inTile()}) a GROUP BY ${cell('a.fy')}, ${cell('a.fx')} ORDER BY ${cell('a.fy')}, ${cell('a.fx')}`)}
+                         WHEN (SELECT n FROM total) > 0 THEN ${points('matching')}
+                    END AS tile`;
+    }
+    const rows: { tile: Buffer | string | null }[] = await this.sql.query(sql, p.values);
+    const answer = rows[0]?.tile;
+    if (answer == null) return undefined;
+    return typeof answer === 'string' ? encodeTwinsLayer(JSON.parse(answer) as FeatureRow[], TILE_EXTENT) : answer;
+  }
+
+  /**
+   * The extent of the visible twins the filters keep, as Web Mercator fractions (west, north, east,
+   * south: min x, min y, max x, max y), or undefined when there is none. From the grid at BOUNDS_ZOOM
+   * (outward to its cells) when the filters allow, else live.
+   */
+  async extent(tenant: Tenant, filters: TwinFilterValues): Promise<[number, number, number, number] | undefined> {
+    const p = new SqlParams();
+    const organization = p.add(tenant.organization.id, '::uuid');
+    let sql: string;
+    if (usedFilters(filters).every((name) => CELL_FILTERS.has(name))) {
+      const cells = 2 ** (BOUNDS_ZOOM) * CLUSTER_GRID;
+      const column = `(c.x * ${CLUSTER_GRID} + c.cell % ${CLUSTER_GRID})`;
+      const row = `(c.y * ${CLUSTER_GRID} + c.cell / ${CLUSTER_GRID})`;
+      sql = `SELECT min(${column})::float8 / ${cells} AS west, min(${row})::float8 / ${cells} AS north,
+                    (max(${column}) + 1)::float8 / ${cells} AS east, (max(${row}) + 1)::float8 / ${cells} AS south
+               FROM twin_tile_cells c WHERE c.organization_id IN (${SHARED_SCOPE}, ${organization}) AND c.zoom = ${BOUNDS_ZOOM}${cellClasses(filters)}`;
+    } else {
+      const conditions = ['t.location IS NOT NULL', 'f.fy >= 0', 'f.fy < 1', visibleTwinSql('t', organization), ...twinFilterConditions(p, tenant, filters)].join(' AND ');
+      sql = `SELECT min(f.fx) AS west, min(f.fy) AS north, max(f.fx) AS east, max(f.fy) AS south FROM twins t, ${FRACTIONS} WHERE ${conditions}`;
+    }
+    const rows: { west: number | null; north: number; east: number; south: number }[] = await this.sql.query(sql, p.values);
+    const extent = rows[0];
+    return extent?.west == null ? undefined : [extent.west, extent.north, extent.east, extent.south];
+  }
+}

@@ -1,0 +1,344 @@
+import fc from 'fast-check';
+import { gunzipSync } from 'node:zlib';
+import { document, expectError, JSON_API, TestApp, TestTenant } from '../support/test-app';
+import { decodeTwinsLayer, tileOf } from '../support/vector-tiles';
+
+const MVT = 'application/vnd.mapbox-vector-tile';
+const point = (lon: number, lat: number) => ({ type: 'Point', coordinates: [lon, lat] });
+
+/**
+ * Vector tiles through the whole HTTP stack: the contract's shape (docs/MAPS.md), exact cluster counts
+ * from both ways of counting (the grid the writes keep, zooms 0–12, and live), the visibility rule and
+ * the filters, conditional requests, gzip, TileJSON. Each suite works in its own corner of the ocean so
+ * the twins of other tests never fall in its tiles.
+ */
+describe('vector tiles', () => {
+  let service: TestApp;
+  let owner: TestTenant;
+  let stranger: TestTenant;
+  let crowd: TestTenant;
+  // The middle of a zoom-16 tile in the South Pacific, away from every other test's twins (and, drawn at
+  // random, from an earlier run's on the same database): the suite's twins lie within 0.0004° of it, so
+  // at every zoom up to 16 they share a tile (and up to 10 a cell).
+  const middle = tileOf(-150 + Math.random() * 20, -35 + Math.random() * 10, 16);
+  const BASE = { lon: ((middle.x + 0.5) / 2 ** 16) * 360 - 180, lat: (Math.atan(Math.sinh(Math.PI * (1 - (2 * (middle.y + 0.5)) / 2 ** 16))) * 180) / Math.PI };
+  const OFFSETS = { open: [0, 0], shop: [0.0002, 0], mine: [0, 0.0002], theirsPublic: [0.0002, 0.0002], theirsPrivate: [-0.0002, -0.0002] };
+  const at = (key: keyof typeof OFFSETS) => point(BASE.lon + OFFSETS[key][0], BASE.lat + OFFSETS[key][1]);
+
+  const create = async (tenant: TestTenant, attributes: Record<string, unknown>) => {
+    const response = await service.inject({
+      method: 'POST',
+      url: '/my/twins/',
+      headers: { ...tenant.headers(), 'content-type': JSON_API },
+      payload: document({ type: 'twins', attributes }),
+    });
+    if (response.statusCode !== 201) throw new Error(`create failed: ${response.body}`);
+    return response.json().data.id as string;
+  };
+  const tile = (tenant: TestTenant, z: number, x: number, y: number, query = '', headers: Record<string, string> = {}) =>
+    service.inject({ method: 'GET', url: `/twins/tiles/${z}/${x}/${y}.mvt${query ? `?${query}` : ''}`, headers: { ...tenant.headers(), ...headers } });
+  const featuresOf = async (tenant: TestTenant, z: number, x: number, y: number, query = '') => {
+    const response = await tile(tenant, z, x, y, query);
+    if (response.statusCode === 204) return [];
+    if (response.statusCode !== 200) throw new Error(`tile ${z}/${x}/${y}: ${response.statusCode} ${response.body}`);
+    expect(response.headers['content-type']).toBe(MVT);
+    const layer = decodeTwinsLayer(response.rawPayload);
+    expect(layer.extent).toBe(4096);
+    return layer.features;
+  };
+  /** The suite's tile at zoom z. */
+  const suiteTile = (z: number) => tileOf(BASE.lon, BASE.lat, z);
+  const countIn = (features: { properties: Record<string, unknown> }[]) =>
+    features.reduce((sum, f) => sum + (f.properties.cluster === true ? Number(f.properties.count) : 1), 0);
+
+  const ids: Record<string, string> = {};
+
+  beforeAll(async () => {
+    service = await TestApp.start({ TILE_MAX_FEATURES: '4' });
+    owner = await service.tenant({ organization: 'Tiles owner' });
+    stranger = await service.tenant({ organization: 'Tiles stranger' });
+    crowd = await service.tenant({ organization: 'Tiles crowd' });
+    ids.open = await create(owner, { name: 'Open', public: true, location: at('open') });
+    ids.shop = await create(owner, { name: 'Shop', location: at('shop'), personality: { services: ['tea'] } });
+    ids.mine = await create(owner, { name: 'Mine', location: at('mine') });
+    ids.theirsPublic = await create(stranger, { name: 'Theirs public', public: true, location: at('theirsPublic') });
+    ids.theirsPrivate = await create(stranger, { name: 'Theirs private', location: at('theirsPrivate') });
+    // The crowd sees the three shared twins and three of its own: six, above TILE_MAX_FEATURES.
+    for (const key of ['open', 'mine', 'theirsPrivate'] as const) await create(crowd, { name: `Crowd ${key}`, location: at(key) });
+  });
+
+  afterAll(async () => {
+    await service.close();
+  });
+
+  it('answers a points tile: one feature per visible twin, with id, name, public and supplier, at its place in the tile', async () => {
+    const t = suiteTile(14);
+    const features = await featuresOf(owner, 14, t.x, t.y);
+    const byName = Object.fromEntries(features.map((f) => [f.properties.name, f]));
+    expect(Object.keys(byName).sort()).toEqual(['Mine', 'Open', 'Shop', 'Theirs public']);
+    expect(byName.Open.properties).toEqual({ id: ids.open, name: 'Open', public: true, supplier: false });
+    expect(byName.Shop.properties).toEqual({ id: ids.shop, name: 'Shop', public: false, supplier: true });
+    expect(byName.Mine.properties).toEqual({ id: ids.mine, name: 'Mine', public: false, supplier: false });
+    expect([byName.Open.x, byName.Open.y]).toEqual([t.px, t.py]);
+    // The stranger sees the shared twins and its own, not the owner's private one.
+    const theirs = await featuresOf(stranger, 14, t.x, t.y);
+    expect(theirs.map((f) => f.properties.name).sort()).toEqual(['Open', 'Shop', 'Theirs private', 'Theirs public']);
+  });
+
+  it('answers clusters above TILE_MAX_FEATURES, from the kept grid (zoom ≤ 12) and counted live (deeper), with counts adding up exactly', async () => {
+    // (Below zoom 6 the tile also holds other suites' shared twins: the exactness property below counts those.)
+    for (const z of [6, 9, 12, 13, 16]) {
+      const t = suiteTile(z);
+      const features = await featuresOf(crowd, z, t.x, t.y);
+      expect(features.length).toBeGreaterThan(0);
+      expect(features.every((f) => f.properties.cluster === true && Number.isInteger(f.properties.count))).toBe(true);
+      expect(Object.keys(features[0].properties).sort()).toEqual(['cluster', 'count']);
+      expect(countIn(features)).toBe(6);
+    }
+    // The owner sees four: points at every zoom from 6 on.
+    for (const z of [6, 12, 13, 16]) expect((await featuresOf(owner, z, suiteTile(z).x, suiteTile(z).y)).map((f) => f.properties.name).sort()).toEqual(['Mine', 'Open', 'Shop', 'Theirs public']);
+  });
+
+  it('places a cluster at the centre of mass of its cell', async () => {
+    // At zoom 8 the crowd's six twins share one cell of the 64 × 64 grid: its point is their mean position.
+    const t = suiteTile(8);
+    const features = await featuresOf(crowd, 8, t.x, t.y);
+    expect(features).toHaveLength(1);
+    const fine = 4096 * 2 ** 20;
+    const positions = (['open', 'shop', 'theirsPublic', 'open', 'mine', 'theirsPrivate'] as const).map((key) => tileOf(at(key).coordinates[0], at(key).coordinates[1], 8, fine));
+    const mean = (key: 'px' | 'py') => positions.reduce((sum, p) => sum + p[key], 0) / positions.length / 2 ** 20;
+    expect(Math.abs(features[0].x - mean('px'))).toBeLessThanOrEqual(1);
+    expect(Math.abs(features[0].y - mean('py'))).toBeLessThanOrEqual(1);
+  });
+
+  it('applies the filters of GET /twins/, from the grid (is_public, is_supplier) and live (the others)', async () => {
+    const t14 = suiteTile(14);
+    const names = async (query: string, z = 14) => {
+      const t = suiteTile(z);
+      return (await featuresOf(owner, z, t.x, t.y, query)).map((f) => f.properties.name ?? `cluster of ${f.properties.count}`).sort();
+    };
+    expect(await names('is_public=true')).toEqual(['Open', 'Theirs public']);
+    expect(await names('is_supplier=true')).toEqual(['Shop']);
+    expect(await names('is_public=false&is_supplier=false')).toEqual(['Mine']);
+    expect(await names(`organization=${stranger.organizationId}`)).toEqual(['Theirs public']);
+    expect(await names('is_personal=true')).toEqual(['Mine', 'Open', 'Shop']);
+    // The same at zoom 8, where the grid answers the first two and live counting the last.
+    expect(await names('is_public=true', 8)).toEqual(['Open', 'Theirs public']);
+    expect(await names('is_public=false', 8)).toEqual(['Mine', 'Shop']);
+    expect(await names('is_personal=true', 8)).toEqual(['Mine', 'Open', 'Shop']);
+    expectError(await tile(owner, 14, t14.x, t14.y, 'is_connection=true'), 400, { header: 'X-Twin' });
+    expectError(await tile(owner, 14, t14.x, t14.y, 'is_public=maybe'), 400, { parameter: 'is_public' });
+    expectError(await tile(owner, 14, t14.x, t14.y, 'page_size=10'), 400, { parameter: 'page_size' });
+  });
+
+  it('answers 204 for a tile without twins', async () => {
+    const response = await tile(owner, 10, 0, 0);
+    expect(response.statusCode).toBe(204);
+    expect(response.body).toBe('');
+  });
+
+  it('refuses a z, x or y outside the pyramid with a 400 naming it', async () => {
+    expectError(await tile(owner, 23, 0, 0), 400, { parameter: 'z' });
+    expectError(await tile(owner, 2, 4, 0), 400, { parameter: 'x' });
+    expectError(await tile(owner, 2, 0, 4), 400, { parameter: 'y' });
+    for (const [z, x, y, name] of [['a', '0', '0', 'z'], ['1', '-1', '0', 'x'], ['1', '0', '1.5', 'y'], ['1', '0x1', '0', 'x'], ['99999999999', '0', '0', 'z']]) {
+      expectError(await service.inject({ method: 'GET', url: `/twins/tiles/${z}/${x}/${y}.mvt`, headers: owner.headers() }), 400, { parameter: name });
+    }
+  });
+
+  it('needs the token and organization headers like GET /twins/', async () => {
+    const response = await service.inject({ method: 'GET', url: '/twins/tiles/0/0/0.mvt' });
+    expectError(response, 401);
+  });
+
+  it('tags each tile with an ETag, answers If-None-Match with a 304, and changes the tag when a twin in the tile changes', async () => {
+    const t = suiteTile(14);
+    const first = await tile(owner, 14, t.x, t.y);
+    const etag = first.headers.etag as string;
+    expect(etag).toMatch(/^"[^"]+"$/);
+    const again = await tile(owner, 14, t.x, t.y, '', { 'if-none-match': etag });
+    expect(again.statusCode).toBe(304);
+    expect(again.body).toBe('');
+    const renamed = await service.inject({
+      method: 'PATCH',
+      url: `/my/twins/${ids.mine}/`,
+      headers: { ...owner.headers(), 'content-type': JSON_API },
+      payload: document({ type: 'twins', id: ids.mine, attributes: { name: 'Mine, renamed' } }),
+    });
+    expect(renamed.statusCode).toBe(200);
+    const changed = await tile(owner, 14, t.x, t.y, '', { 'if-none-match': etag });
+    expect(changed.statusCode).toBe(200);
+    expect(changed.headers.etag).not.toBe(etag);
+    expect(decodeTwinsLayer(changed.rawPayload).features.map((f) => f.properties.name)).toContain('Mine, renamed');
+  });
+
+  it('gzips a tile for Accept-Encoding: gzip, decoding to the same tile', async () => {
+    const t14 = suiteTile(14);
+    const plain = await tile(owner, 14, t14.x, t14.y);
+    // A tile of four points is small: below the compression threshold it goes as it is.
+    expect(plain.rawPayload.length).toBeLessThan(1024);
+    const many = await service.tenant({ organization: 'Tiles gzip' });
+    const big = await TestApp.start({ TILE_MAX_FEATURES: '4096' });
+    try {
+      await big.dataSource.query(
+        `INSERT INTO twins (organization_id, name, location)
+         SELECT $1, 'Dense ' || i, ST_SetSRID(ST_MakePoint(-150.5 + (i % 30) * 0.001, -20.5 + (i / 30) * 0.001), 4326) FROM generate_series(1, 300) i`,
+        [many.organizationId],
+      );
+      const t = tileOf(-150.49, -20.49, 10);
+      const raw = await big.inject({ method: 'GET', url: `/twins/tiles/10/${t.x}/${t.y}.mvt`, headers: many.headers() });
+      const zipped = await big.inject({ method: 'GET', url: `/twins/tiles/10/${t.x}/${t.y}.mvt`, headers: { ...many.headers(), 'accept-encoding': 'gzip' } });
+      expect(zipped.headers['content-encoding']).toBe('gzip');
+      expect(zipped.headers['content-type']).toBe(MVT);
+      expect(String(zipped.headers.vary)).toMatch(/Accept-Encoding/);
+      const unzipped = gunzipSync(zipped.rawPayload);
+      expect(unzipped.equals(raw.rawPayload)).toBe(true);
+      expect(decodeTwinsLayer(unzipped).features).toHaveLength(300);
+    } finally {
+      await big.close();
+    }
+  });
+
+  it('serves TileJSON 3.0.0 whose tile URL keeps the filters and whose bounds hold the twins shown', async () => {
+    const response = await service.inject({ method: 'GET', url: '/twins/tiles.json?is_public=true&characteristics=a,b', headers: { ...owner.headers(), host: 'maps.example' } });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    const tileJson = response.json();
+    expect(tileJson).toMatchObject({
+      tilejson: '3.0.0',
+      tiles: ['http://maps.example/twins/tiles/{z}/{x}/{y}.mvt?is_public=true&characteristics=a,b'],
+      minzoom: 0,
+      maxzoom: 22,
+      vector_layers: [{ id: 'twins', fields: { id: 'String', name: 'String', public: 'Boolean', supplier: 'Boolean', count: 'Number', cluster: 'Boolean' } }],
+    });
+    // Only this organization's located public twins and the shared ones: the grid's cells hold them all.
+    const own = await service.tenant({ organization: 'Tiles bounds' });
+    await create(own, { name: 'West', location: point(-100.25, 10.5) });
+    await create(own, { name: 'East', location: point(-99.5, 11.25) });
+    const bounds = (await service.inject({ method: 'GET', url: '/twins/tiles.json?is_personal=true', headers: own.headers() })).json();
+    expect(bounds.bounds[0]).toBeCloseTo(-100.25, 6);
+    expect(bounds.bounds[1]).toBeCloseTo(10.5, 6);
+    expect(bounds.bounds[2]).toBeCloseTo(-99.5, 6);
+    expect(bounds.bounds[3]).toBeCloseTo(11.25, 6);
+    expect(bounds.center[2]).toBeGreaterThanOrEqual(7);
+    const none = (await service.inject({ method: 'GET', url: '/twins/tiles.json?is_personal=true&is_public=true', headers: own.headers() })).json();
+    expect(none.bounds).toEqual([-180, -85.0511287798066, 180, 85.0511287798066]);
+  });
+
+  it('counts every visible twin of a tile exactly, whatever the zoom, the place and the way of counting (fast-check)', async () => {
+    // Twins scattered over a small area near a tile corner; clusters at every zoom (TILE_MAX_FEATURES 3).
+    const area = await service.tenant({ organization: 'Tiles exact' });
+    const CORNER = { lon: -135, lat: -40.979898069620134 }; // the corner of tiles at every zoom up to 9 or so
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.double({ min: -0.05, max: 0.05, noNaN: true }), fc.double({ min: -0.05, max: 0.05, noNaN: true }), fc.boolean()), { minLength: 1, maxLength: 20 }),
+        fc.integer({ min: 0, max: 18 }),
+        async (places, z) => {
+          await service.dataSource.query(`DELETE FROM twins WHERE organization_id = $1`, [area.organizationId]);
+          await service.dataSource.query(
+            `INSERT INTO twins (organization_id, name, public, location)
+             SELECT $1, 'P', p, ST_SetSRID(ST_MakePoint($2 + dx, $3 + dy), 4326) FROM unnest($4::float8[], $5::float8[], $6::boolean[]) AS u(dx, dy, p)`,
+            [area.organizationId, CORNER.lon, CORNER.lat, places.map((p) => p[0]), places.map((p) => p[1]), places.map((p) => p[2])],
+          );
+          // The tiles the places fall in, and every twin the tenant sees there (other suites' shared
+          // twins included), counted by PostgreSQL from the twins themselves.
+          const expected: { x: number; y: number; visible: string; shared: string; own: string }[] = await service.dataSource.query(
+            `WITH tiles AS (SELECT DISTINCT floor(tile_fraction_x(ST_X(location)) * 2 ^ $2)::int AS x, floor(tile_fraction_y(ST_Y(location)) * 2 ^ $2)::int AS y
+                              FROM twins WHERE organization_id = $1)
+             SELECT k.x, k.y, count(t.id) AS visible, count(t.id) FILTER (WHERE t.public) AS shared, count(t.id) FILTER (WHERE t.organization_id = $1) AS own
+               FROM tiles k JOIN twins t ON t.location IS NOT NULL AND (t.public OR cardinality(t.services) > 0 OR t.organization_id = $1)
+                AND floor(tile_fraction_x(ST_X(t.location)) * 2 ^ $2)::int = k.x AND floor(tile_fraction_y(ST_Y(t.location)) * 2 ^ $2)::int = k.y
+              GROUP BY k.x, k.y`,
+            [area.organizationId, z],
+          );
+          for (const { x, y, visible, shared, own } of expected) {
+            // The grid (zoom ≤ 12) or live: every visible twin; live: the organization's own.
+            expect(countIn(await featuresOf(area, z, x, y))).toBe(Number(visible));
+            expect(countIn(await featuresOf(area, z, x, y, 'is_public=true'))).toBe(Number(shared));
+            expect(countIn(await featuresOf(area, z, x, y, `organization=${area.organizationId}`))).toBe(Number(own));
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+});
+
+describe('the kept cluster grid (twin_tile_cells)', () => {
+  let service: TestApp;
+  let tenant: TestTenant;
+
+  beforeAll(async () => {
+    service = await TestApp.start();
+    tenant = await service.tenant({ organization: 'Grid' });
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  /** The grid built from scratch from the twins, as the migration first builds it, minus what is kept: no row may differ. */
+  const differences = async () =>
+    service.dataSource.query(`
+      WITH rebuilt AS (
+        SELECT r.organization_id, r.public, r.supplier, r.zoom, r.x, r.y, r.cell, sum(r.count)::bigint AS count, sum(r.sum_x) AS sum_x, sum(r.sum_y) AS sum_y
+          FROM twins t, LATERAL twin_tile_cells_of(t.organization_id, t.public, cardinality(t.services) > 0, ST_X(t.location), ST_Y(t.location), 1) r
+         WHERE t.location IS NOT NULL
+         GROUP BY r.organization_id, r.public, r.supplier, r.zoom, r.x, r.y, r.cell)
+      SELECT coalesce(r.organization_id, c.organization_id) AS organization_id, coalesce(r.zoom, c.zoom) AS zoom, r.count AS rebuilt, c.count AS kept
+        FROM rebuilt r FULL JOIN twin_tile_cells c USING (organization_id, public, supplier, zoom, x, y, cell)
+       WHERE r.count IS DISTINCT FROM c.count OR abs(r.sum_x - c.sum_x) > 1e-9 OR abs(r.sum_y - c.sum_y) > 1e-9
+       LIMIT 5`);
+
+  it('stays equal to the grid built from scratch through inserts, moves, visibility changes, organization moves and deletes (fast-check)', async () => {
+    const other = await service.tenant({ organization: 'Grid other' });
+    const step = fc.oneof(
+      fc.record({ kind: fc.constant('insert' as const), n: fc.integer({ min: 1, max: 5 }), lon: fc.double({ min: -179.9, max: 179.9, noNaN: true }), lat: fc.double({ min: -89, max: 89, noNaN: true }) }),
+      fc.record({ kind: fc.constant('move' as const), lon: fc.double({ min: -180, max: 180, noNaN: true }), lat: fc.double({ min: -85, max: 85, noNaN: true }) }),
+      fc.record({ kind: fc.constant('unlocate' as const) }),
+      fc.record({ kind: fc.constant('share' as const), public: fc.boolean(), services: fc.boolean() }),
+      fc.record({ kind: fc.constant('hand over' as const) }),
+      fc.record({ kind: fc.constant('rename' as const) }),
+      fc.record({ kind: fc.constant('delete' as const) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 8 }), async (steps) => {
+        const scope = [tenant.organizationId, other.organizationId];
+        // The twin each step changes: the oldest of the two organizations' twins (a statement may touch many).
+        const first = `(SELECT id FROM twins WHERE organization_id = ANY ($1::uuid[]) ORDER BY created, id LIMIT 2)`;
+        for (const s of steps) {
+          if (s.kind === 'insert') {
+            await service.dataSource.query(
+              `INSERT INTO twins (organization_id, name, location) SELECT $1, 'G', ST_SetSRID(ST_MakePoint($2 + i * 0.0001, $3), 4326) FROM generate_series(1, $4) i`,
+              [tenant.organizationId, s.lon, s.lat, s.n],
+            );
+          } else if (s.kind === 'move') {
+            await service.dataSource.query(`UPDATE twins SET location = ST_SetSRID(ST_MakePoint($2, $3), 4326) WHERE id IN ${first}`, [scope, s.lon, s.lat]);
+          } else if (s.kind === 'unlocate') {
+            await service.dataSource.query(`UPDATE twins SET location = NULL WHERE id IN ${first}`, [scope]);
+          } else if (s.kind === 'share') {
+            await service.dataSource.query(`UPDATE twins SET public = $2, services = CASE WHEN $3 THEN '{tea}'::text[] ELSE '{}' END WHERE id IN ${first}`, [scope, s.public, s.services]);
+          } else if (s.kind === 'hand over') {
+            await service.dataSource.query(`UPDATE twins SET organization_id = $2 WHERE id IN ${first}`, [scope, other.organizationId]);
+          } else if (s.kind === 'rename') {
+            await service.dataSource.query(`UPDATE twins SET name = name || '!' WHERE id IN ${first}`, [scope]);
+          } else {
+            await service.dataSource.query(`DELETE FROM twins WHERE id IN ${first}`, [scope]);
+          }
+        }
+        expect(await differences()).toEqual([]);
+      }),
+      { numRuns: 30 },
+    );
+    // No cell is kept at zero.
+    expect(await service.dataSource.query(`SELECT 1 FROM twin_tile_cells WHERE count <= 0 LIMIT 1`)).toEqual([]);
+  });
+
+  it('keeps nothing for twins outside Web Mercator, and puts longitude 180 in the easternmost tile', async () => {
+    const rows = await service.dataSource.query(
+      `SELECT count(*)::int AS n FROM twin_tile_cells_of($1, false, false, 10, 86, 1)
+       UNION ALL SELECT x FROM twin_tile_cells_of($1, false, false, 180, 0, 1) WHERE zoom = 3`,
+      [tenant.organizationId],
+    );
+    expect(rows.map((r: { n: number }) => r.n)).toEqual([0, 7]);
+  });
+});
