@@ -1037,6 +1037,55 @@ app.post('/quests/:id/embark', async (request, reply) => {
   return send(reply, `{"data":${row.body}}`, 201);
 });
 
+// Vector tiles -------------------------------------------------------------------------------------
+// The default map (no filters): one statement with the caller's authentication, the tile's counts from
+// the trigger-kept grid (twin_tile_cells, zooms 0-12) or live below, and the layer from ST_AsMVT.
+
+const TILE_MAX_FEATURES = 4096;
+const tileFractions = `tile_fraction_x(ST_X(t.location)) AS fx, tile_fraction_y(ST_Y(t.location)) AS fy`;
+// $4 z, $5 x, $6 y, $7 2^z, $8-$11 the tile's box in degrees (a hair wider).
+const tileTwins = (limit) => `SELECT t.id, t.name, t.public, cardinality(t.services) > 0 AS supplier, f.fx, f.fy
+    FROM twins t, LATERAL (SELECT ${tileFractions}) f, a
+   WHERE t.location && ST_MakeEnvelope($8, $9, $10, $11, 4326) AND floor(f.fx * $7) = $5 AND floor(f.fy * $7) = $6
+     AND (t.public OR cardinality(t.services) > 0 OR t.organization_id = a.org)${limit}`;
+const tilePixel = (f, i) => `round((${f} * $7 - ${i}) * 4096)`;
+const tilePoints = `(SELECT ST_AsMVT(m, 'twins', 4096, 'geom') FROM (SELECT ST_MakePoint(${tilePixel('p.fx', '$5')}, ${tilePixel('p.fy', '$6')}) AS geom, p.id::text AS id, p.name, p.public, p.supplier
+    FROM matching p ORDER BY p.id) m)`;
+const SQL_TILE_GRID = `WITH ${AUTH},
+  cells AS MATERIALIZED (SELECT c.cell, sum(c.count)::bigint AS count, sum(c.sum_x) AS sx, sum(c.sum_y) AS sy FROM twin_tile_cells c, a
+    WHERE c.organization_id IN ('00000000-0000-0000-0000-000000000000', a.org) AND c.zoom = $4::smallint AND c.x = $5::int AND c.y = $6::int GROUP BY c.cell),
+  n AS (SELECT coalesce(sum(count), 0) AS n FROM cells),
+  matching AS MATERIALIZED (${tileTwins('')})
+  SELECT a.org, a.twin, CASE WHEN n.n > ${TILE_MAX_FEATURES}
+      THEN (SELECT ST_AsMVT(m, 'twins', 4096, 'geom') FROM (SELECT ST_MakePoint(${tilePixel('c.sx / c.count', '$5')}, ${tilePixel('c.sy / c.count', '$6')}) AS geom, c.count, true AS cluster FROM cells c ORDER BY c.cell) m)
+      WHEN n.n > 0 THEN ${tilePoints} END AS tile
+    FROM a, n`;
+const SQL_TILE_LIVE = `WITH ${AUTH},
+  matching AS MATERIALIZED (${tileTwins(` LIMIT ${TILE_MAX_FEATURES + 1}`)}),
+  n AS (SELECT count(*) AS n FROM matching)
+  SELECT a.org, a.twin, $4::int AS zoom, CASE WHEN n.n > ${TILE_MAX_FEATURES}
+      THEN (SELECT ST_AsMVT(m, 'twins', 4096, 'geom') FROM (SELECT ST_MakePoint(${tilePixel('avg(w.fx)', '$5')}, ${tilePixel('avg(w.fy)', '$6')}) AS geom, count(*) AS count, true AS cluster
+              FROM (${tileTwins('')}) w GROUP BY floor(w.fy * $7 * 64), floor(w.fx * $7 * 64) ORDER BY floor(w.fy * $7 * 64), floor(w.fx * $7 * 64)) m)
+      WHEN n.n > 0 THEN ${tilePoints} END AS tile
+    FROM a, n`;
+
+const tileLatitude = (fy) => (Math.atan(Math.sinh(Math.PI * (1 - 2 * fy))) * 180) / Math.PI;
+app.get('/twins/tiles/:z/:x/:y.mvt', async (request, reply) => {
+  const values = credentials(request, 'optional');
+  if (Object.keys(request.query).length > 0) throw new HttpError(400, 'invalid_parameter', 'This server answers the default map only.', { parameter: Object.keys(request.query)[0] });
+  const [z, x, y] = ['z', 'x', 'y'].map((name) => (/^\d{1,10}$/.test(request.params[name]) ? Number(request.params[name]) : NaN));
+  if (!(z <= 22)) throw new HttpError(400, 'invalid_parameter', 'z must be an integer from 0 to 22.', { parameter: 'z' });
+  const n = 2 ** z;
+  if (!(x < n)) throw new HttpError(400, 'invalid_parameter', 'x is out of range.', { parameter: 'x' });
+  if (!(y < n)) throw new HttpError(400, 'invalid_parameter', 'y is out of range.', { parameter: 'y' });
+  const box = [(x / n) * 360 - 180 - 1e-9, tileLatitude((y + 1) / n) - 1e-9, ((x + 1) / n) * 360 - 180 + 1e-9, tileLatitude(y / n) + 1e-9];
+  const row = z <= 12
+    ? await answer('tile-grid', SQL_TILE_GRID, [...values, z, x, y, n, ...box], 'optional')
+    : await answer('tile-live', SQL_TILE_LIVE, [...values, z, x, y, n, ...box], 'optional');
+  if (!row.tile) return reply.status(204).send();
+  return send(reply, row.tile, 200, 'application/vnd.mapbox-vector-tile');
+});
+
 app.get('/health', (_request, reply) => send(reply, '{"status":"ok"}', 200, 'application/json; charset=utf-8'));
 
 await app.listen({ port: Number(process.env.PORT ?? 3301), host: '127.0.0.1' });

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Tenant } from '../common/auth/tenant.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { connectionTwinId } from '../twins/twin-conditions.js';
+import { connectionTwinId, type TwinFilterValues } from '../twins/twin-conditions.js';
+import { TWIN_FILTER_PARAMETERS } from '../twins/twin-filters.js';
 import { latitudeOf, longitudeOf, MAX_TILE_ZOOM, WORLD_BOUNDS, zoomToFit, type LonLatBounds, type Tile } from './tile-coordinates.js';
 import type { TileQuery } from './tile-query.js';
 import { TilesRepository } from './tiles.repository.js';
@@ -33,6 +34,15 @@ export interface TileJson {
   vector_layers: { id: 'twins'; description: string; minzoom: number; maxzoom: number; fields: typeof TILE_FIELDS }[];
 }
 
+/** The filters of a tile query (its representation members, `fields` and `include`, are none). */
+function filtersOf(tenant: Tenant, query: TileQuery): TwinFilterValues {
+  const filters: TwinFilterValues = { actingTwinId: connectionTwinId(tenant, query) };
+  for (const name of Object.keys(TWIN_FILTER_PARAMETERS) as (keyof typeof TWIN_FILTER_PARAMETERS)[]) {
+    if (query[name] !== undefined) Object.assign(filters, { [name]: query[name] });
+  }
+  return filters;
+}
+
 @Injectable()
 export class TilesService {
   constructor(
@@ -42,7 +52,7 @@ export class TilesService {
 
   /** `GET /twins/tiles/<z>/<x>/<y>.mvt`: the tile's bytes, or undefined when it is empty. */
   tile(tenant: Tenant, tile: Tile, query: TileQuery): Promise<Buffer | undefined> {
-    return this.tiles.tile(tenant, tile, { ...query, actingTwinId: connectionTwinId(tenant, query) }, this.config.tileMaxFeatures);
+    return this.tiles.tile(tenant, tile, filtersOf(tenant, query), this.config.tileMaxFeatures);
   }
 
   /**
@@ -50,7 +60,7 @@ export class TilesService {
    * nothing else, goes into the URL template), bounded by the twins they show.
    */
   async tileJson(tenant: Tenant, query: TileQuery, requestUrl: URL): Promise<TileJson> {
-    const extent = await this.tiles.extent(tenant, { ...query, actingTwinId: connectionTwinId(tenant, query) });
+    const extent = await this.tiles.extent(tenant, filtersOf(tenant, query));
     const bounds: LonLatBounds = extent ? [longitudeOf(extent[0]), latitudeOf(extent[3]), longitudeOf(extent[2]), latitudeOf(extent[1])] : WORLD_BOUNDS;
     const center: [number, number, number] = extent
       ? [longitudeOf((extent[0] + extent[2]) / 2), latitudeOf((extent[1] + extent[3]) / 2), zoomToFit(bounds, CENTER_MAX_ZOOM)]

@@ -217,6 +217,9 @@ function ownIds(param: string, route: RouteInfo, w: World): string[] {
       return [w.privateQuestId, w.publicQuestId, w.copyQuestId];
     case 'id':
       return route.path.startsWith('/events') ? w.eventIds : [w.twinId, w.siblingTwinId];
+    case 'z':
+      // A tile's z/x/y, filled at once (pathFor): the one of the world's twins (13.4, 52.5), zoom 0, and one past the pyramid.
+      return ['14/8801/5374', '0/0/0', '23/0/0'];
     default:
       throw new Error(`fuzz: no ids for :${param} on ${key(route)}`);
   }
@@ -398,7 +401,8 @@ describe('fuzzing every route: no 5xx, JSON:API errors documents, nothing half-w
       { numRuns: Math.max(1, Math.round((total * SCALE) / BATCH)), seed: SEED, endOnFailure: true },
     );
 
-  const pathFor = (route: RouteInfo, id: string | undefined) => (id === undefined ? route.path : route.path.replace(/:\w+/, encode(id, false)));
+  const pathFor = (route: RouteInfo, id: string | undefined) =>
+    id === undefined ? route.path : route.path.includes(':z/:x/:y') ? route.path.replace(':z/:x/:y', id) : route.path.replace(/:\w+/, encode(id, false));
   const pathIds = (route: RouteInfo) => {
     const param = /:(\w+)/.exec(route.path)?.[1];
     return param ? fc.constantFrom(...ownIds(param, route, world)) : fc.constant(undefined);

@@ -30,7 +30,17 @@ const PARAMS: Record<string, (route: RouteInfo, victim: World) => string[]> = {
     if (route.path.startsWith('/twins/')) return [v.twinId, v.siblingTwinId];
     throw new Error(`no isolation rule for :id on ${route.method} ${route.path}`);
   },
+  // A vector tile is a listing of a place: the zoom-14 tile of both worlds' twins (13.4, 52.5), where the
+  // attacker sees its own twins and must see none of the victim's private ones.
+  z: () => [TILE_OF_THE_WORLDS],
+  x: () => [],
+  y: () => [],
 };
+
+/** `z/x/y` of the zoom-14 tile holding 13.4, 52.5 (support/world.ts places every world's twins there). */
+const TILE_OF_THE_WORLDS = '14/8801/5374';
+/** Path parameters that are tile coordinates, filled at once by PARAMS.z. */
+const TILE_COORDINATES = ':z/:x/:y';
 
 interface Body {
   contentType: string;
@@ -150,10 +160,11 @@ describe('isolation matrix: every route, organization A against organization B a
       for (const route of listRoutes(service.app)) {
         const params = paramsOf(route.path);
         const ids = params.length === 0 ? [undefined] : PARAMS[params[0]](route, victim);
-        if (params.length > 1) throw new Error(`${key(route)}: several path parameters; extend the matrix`);
+        const isTile = route.path.includes(TILE_COORDINATES);
+        if (params.length > 1 && !isTile) throw new Error(`${key(route)}: several path parameters; extend the matrix`);
         const bodyRule = BODIES[key(route)];
         for (const id of ids) {
-          const url = id ? route.path.replace(/:\w+/, id) : route.path;
+          const url = id ? route.path.replace(isTile ? TILE_COORDINATES : /:\w+/, id) : route.path;
           const body = bodyRule ? bodyRule(victim, id) : undefined;
           const withBody = (headers: Record<string, string>): InjectOptions => ({
             method: route.method as InjectOptions['method'],
@@ -170,7 +181,9 @@ describe('isolation matrix: every route, organization A against organization B a
             await send(route, { what: "with the attacker's second token", options: withBody({ authorization: `Token ${attacker.secondToken}` }), expect: [401] });
           } else {
             // 1. The attacker's own context, the victim's ids in the path or the body.
-            if (id !== undefined) {
+            if (isTile) {
+              await send(route, { what: `own context, the tile ${id} of both worlds' twins`, options: withBody(own), expect: [200] });
+            } else if (id !== undefined) {
               await send(route, { what: `own context, victim id ${id}`, options: withBody(own), expect: [403, 404] });
             } else if (body?.namesVictim) {
               await send(route, { what: 'own context, body naming victim ids', options: withBody(own), expect: [400, 403, 404, 409] });
@@ -201,10 +214,13 @@ describe('isolation matrix: every route, organization A against organization B a
         [`/my/quests/?owned_by=${victim.twinId}`, attacker.tenant.headers({ twin: attacker.twinId })],
         [`/quests/?name=${encodeURIComponent(victim.marker)}`, attacker.tenant.headers({ twin: attacker.twinId })],
         [`/events/?name=${encodeURIComponent(victim.marker)}`, attacker.tenant.headers({ twin: attacker.twinId })],
+        [`/twins/tiles/${TILE_OF_THE_WORLDS}.mvt?organization=${victim.organizationId}`, attacker.tenant.headers()],
+        [`/twins/tiles/0/0/0.mvt?is_public=false`, attacker.tenant.headers()],
+        [`/twins/tiles.json?organization=${victim.organizationId}`, attacker.tenant.headers()],
       ];
       const listRoute = { method: 'GET', path: '(filtered listing)', controller: '', handler: '', access: {} };
       for (const [url, headers] of lists) {
-        await send(listRoute, { what: url, options: { method: 'GET', url, headers }, expect: [200, 400, 404] });
+        await send(listRoute, { what: url, options: { method: 'GET', url, headers }, expect: [200, 204, 400, 404] });
       }
 
       // The victim's public quest is visible, and its public data only.

@@ -182,7 +182,11 @@ describe('the OpenAPI document is the truth', () => {
                   ? ['text/event-stream']
                   : status === '204'
                     ? []
-                    : [JSON_API];
+                    : key === 'GET /twins/tiles/{z}/{x}/{y}.mvt'
+                      ? ['application/vnd.mapbox-vector-tile']
+                      : key === 'GET /twins/tiles.json'
+                        ? ['application/json']
+                        : [JSON_API];
           expect({ key, status, types }).toEqual({ key, status, types: expected });
         }
         if (operation.requestBody) {

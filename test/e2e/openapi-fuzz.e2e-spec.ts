@@ -1035,8 +1035,12 @@ describe('fuzzing every operation of the OpenAPI document', () => {
       const url =
         op.path.replace(/\{(\w+)\}/g, (_match, name: string) => {
           const choice = plan.path[name] ?? { pick: 0 };
+          const declared = resolve(doc, (op.spec.parameters ?? []).find((p) => p.in === 'path' && p.name === name)?.schema);
           if (choice.garbage !== undefined) pathId = choice.garbage;
-          else {
+          else if (declared?.type === 'integer') {
+            // Coordinates (a tile's z/x/y): within the declared range and one past it.
+            pathId = String(choice.pick % ((declared.maximum ?? 64) + 2));
+          } else {
             const pool = poolFor(op, name);
             const entry = pool[choice.pick % pool.length];
             pathId = entry.id;

@@ -551,6 +551,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/twins/tiles/{z}/{x}/{y}.mvt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A vector tile of the twins the caller can see
+         * @description A Mapbox Vector Tile (spec 2.1, XYZ scheme, Web Mercator) of the twins the caller sees, filtered like `GET /twins/`: one layer `twins`, extent 4096, buffer 64. A twin is in the tile whose bounds hold its location (one tile per zoom; twins beyond ±85.0511° are in none). While the tile holds at most `TILE_MAX_FEATURES` twins (default 4096): one point per twin with `id`, `name`, `public`, `supplier`. Above: one point per cell of a 64 × 64 grid over the tile, at the centre of mass of its twins, with `count` (their exact number) and `cluster: true`; the counts add up to the twins of the tile. An empty tile is a 204. The ETag is the tile's content: it changes when a twin in the tile changes what the tile shows.
+         */
+        get: operations["TilesController_tile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/twins/tiles.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * TileJSON of the vector tiles, with the filters given
+         * @description TileJSON 3.0.0: the tile URL template keeps the request's filter parameters; `bounds` and `center` show the twins those tiles hold.
+         */
+        get: operations["TilesController_tileJson"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1710,6 +1750,15 @@ export interface components {
                 "application/vnd.api+json": components["schemas"]["ErrorDocument"];
             };
         };
+        /** @description `not_found`: nothing visible to the caller has this id (a path id that is not a UUID included). */
+        NotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+            };
+        };
         /** @description `request_timeout`: the request was not received within REQUEST_TIMEOUT_MS (30 s). */
         RequestTimeout: {
             headers: {
@@ -2435,8 +2484,6 @@ export interface operations {
                 is_public?: boolean;
                 /** @description Only twins created by the calling account (false: the others). */
                 is_personal?: boolean;
-                /** @description Other twins sharing a characteristic with this twin, most shared first. */
-                personality?: string;
                 /** @description Comma-separated; twins having all of them. */
                 characteristics?: string;
                 /** @description Only twins of this organization (that the caller can see). */
@@ -2445,6 +2492,8 @@ export interface operations {
                 is_connection?: boolean;
                 /** @description Only twins with a non-empty `personality.services` (false: the others). */
                 is_supplier?: boolean;
+                /** @description Other twins sharing a characteristic with this twin, most shared first. */
+                personality?: string;
                 /** @description minLon,minLat,maxLon,maxLat (degrees, min ≤ max). */
                 in_bbox?: string;
                 /** @description lon,lat; with `dist` and/or `ordering=distance`. */
@@ -5429,6 +5478,263 @@ export interface operations {
             };
             408: components["responses"]["RequestTimeout"];
             414: components["responses"]["UriTooLong"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    TilesController_tile: {
+        parameters: {
+            query?: {
+                /** @description Only public twins (false: only non-public). */
+                is_public?: boolean;
+                /** @description Only twins created by the calling account (false: the others). */
+                is_personal?: boolean;
+                /** @description Comma-separated; twins having all of them. */
+                characteristics?: string;
+                /** @description Only twins of this organization (that the caller can see). */
+                organization?: string;
+                /** @description Only twins in the `connections` of the `X-Twin` twin (false: the others). */
+                is_connection?: boolean;
+                /** @description Only twins with a non-empty `personality.services` (false: the others). */
+                is_supplier?: boolean;
+            };
+            header?: {
+                /** @description The acting twin; needed by `is_connection`. */
+                "X-Twin"?: string;
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Row, 0 to 2^z − 1 (north to south). */
+                y: number;
+                /** @description Column, 0 to 2^z − 1 (west to east). */
+                x: number;
+                /** @description Zoom, 0 to 22. */
+                z: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tile (gzip or br with `Accept-Encoding`). */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.mapbox-vector-tile": string;
+                };
+            };
+            /** @description No twin the caller sees, and the filters keep, is in the tile. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description `invalid_parameter`: `z`, `x` or `y` is not an integer of the pyramid (`source.parameter` names it), or a filter is invalid.
+             *
+             *     `invalid_header`: `X-Organization` or a given `X-Twin` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of, or an `X-Twin` outside that organization (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    TilesController_tileJson: {
+        parameters: {
+            query?: {
+                /** @description Only public twins (false: only non-public). */
+                is_public?: boolean;
+                /** @description Only twins created by the calling account (false: the others). */
+                is_personal?: boolean;
+                /** @description Comma-separated; twins having all of them. */
+                characteristics?: string;
+                /** @description Only twins of this organization (that the caller can see). */
+                organization?: string;
+                /** @description Only twins in the `connections` of the `X-Twin` twin (false: the others). */
+                is_connection?: boolean;
+                /** @description Only twins with a non-empty `personality.services` (false: the others). */
+                is_supplier?: boolean;
+            };
+            header?: {
+                /** @description The acting twin; needed by `is_connection`. */
+                "X-Twin"?: string;
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description TileJSON 3.0.0 */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "tilejson": "3.0.0",
+                     *       "name": "twins",
+                     *       "description": "The twins organization 0b9a6f4e-8d1c-4f5e-9a3b-2c7d1e0f4a5b sees, filtered by is_public=true.",
+                     *       "scheme": "xyz",
+                     *       "tiles": [
+                     *         "https://api.example.com/twins/tiles/{z}/{x}/{y}.mvt?is_public=true"
+                     *       ],
+                     *       "minzoom": 0,
+                     *       "maxzoom": 22,
+                     *       "bounds": [
+                     *         2.2,
+                     *         48.8,
+                     *         2.5,
+                     *         48.95
+                     *       ],
+                     *       "center": [
+                     *         2.35,
+                     *         48.875,
+                     *         10
+                     *       ],
+                     *       "vector_layers": [
+                     *         {
+                     *           "id": "twins",
+                     *           "description": "One point per twin …",
+                     *           "minzoom": 0,
+                     *           "maxzoom": 22,
+                     *           "fields": {
+                     *             "id": "String",
+                     *             "name": "String",
+                     *             "public": "Boolean",
+                     *             "supplier": "Boolean",
+                     *             "count": "Number",
+                     *             "cluster": "Boolean"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        tilejson: "3.0.0";
+                        name?: string;
+                        description?: string;
+                        /** @enum {string} */
+                        scheme?: "xyz";
+                        /** @description One absolute URL template with the request's filter parameters. */
+                        tiles: string[];
+                        minzoom: number;
+                        maxzoom: number;
+                        /** @description West, south, east, north of the twins shown (degrees); the whole Web Mercator world when there are none. */
+                        bounds: number[];
+                        /** @description Longitude, latitude and zoom of a view that shows them. */
+                        center: number[];
+                        vector_layers: {
+                            /** @enum {string} */
+                            id: "twins";
+                            description?: string;
+                            minzoom?: number;
+                            maxzoom?: number;
+                            fields: {
+                                [key: string]: string;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description `invalid_document` (`source.pointer`), `invalid_parameter` (`source.parameter`) or `invalid_header` (`source.header`).
+             *
+             *     `invalid_header`: `X-Organization` or a given `X-Twin` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of, or an `X-Twin` outside that organization (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
             417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
