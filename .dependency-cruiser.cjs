@@ -183,6 +183,8 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: ['node_modules'] },
+    // The map page's script runs in the browser and imports by URL (/map/assets/…): not the service's code.
+    exclude: { path: ['^src/maps/map-page/'] },
     // Type-only imports count: a layer that needs another's types depends on it as much.
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },

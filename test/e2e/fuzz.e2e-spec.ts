@@ -220,6 +220,8 @@ function ownIds(param: string, route: RouteInfo, w: World): string[] {
     case 'z':
       // A tile's z/x/y, filled at once (pathFor): the one of the world's twins (13.4, 52.5), zoom 0, and one past the pyramid.
       return ['14/8801/5374', '0/0/0', '23/0/0'];
+    case 'asset':
+      return ['map.js', 'countries.geojson', 'no-such-file.js'];
     default:
       throw new Error(`fuzz: no ids for :${param} on ${key(route)}`);
   }

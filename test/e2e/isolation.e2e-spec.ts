@@ -33,6 +33,8 @@ const PARAMS: Record<string, (route: RouteInfo, victim: World) => string[]> = {
   // A vector tile is a listing of a place: the zoom-14 tile of both worlds' twins (13.4, 52.5), where the
   // attacker sees its own twins and must see none of the victim's private ones.
   z: () => [TILE_OF_THE_WORLDS],
+  // The map page's files hold no data: public, the same for everyone.
+  asset: () => ['map.js'],
   x: () => [],
   y: () => [],
 };

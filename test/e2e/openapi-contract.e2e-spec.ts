@@ -186,7 +186,11 @@ describe('the OpenAPI document is the truth', () => {
                       ? ['application/vnd.mapbox-vector-tile']
                       : key === 'GET /twins/tiles.json'
                         ? ['application/json']
-                        : [JSON_API];
+                        : key === 'GET /map'
+                          ? ['text/html']
+                          : key === 'GET /map/assets/{asset}'
+                            ? ['application/geo+json', 'text/css', 'text/javascript']
+                            : [JSON_API];
           expect({ key, status, types }).toEqual({ key, status, types: expected });
         }
         if (operation.requestBody) {

@@ -1037,7 +1037,10 @@ describe('fuzzing every operation of the OpenAPI document', () => {
           const choice = plan.path[name] ?? { pick: 0 };
           const declared = resolve(doc, (op.spec.parameters ?? []).find((p) => p.in === 'path' && p.name === name)?.schema);
           if (choice.garbage !== undefined) pathId = choice.garbage;
-          else if (declared?.type === 'integer') {
+          else if (declared?.enum) {
+            // Names from a list (the map page's files), and one that is not in it.
+            pathId = String([...declared.enum, 'no-such-name'][choice.pick % (declared.enum.length + 1)]);
+          } else if (declared?.type === 'integer') {
             // Coordinates (a tile's z/x/y): within the declared range and one past it.
             pathId = String(choice.pick % ((declared.maximum ?? 64) + 2));
           } else {

@@ -18,9 +18,9 @@ describe('route permissions', () => {
     expect(routes.map(describeAccess).join('\n')).toMatchSnapshot();
   });
 
-  it('only health is public, and only /admin/ uses the admin token', () => {
+  it('only health and the map page (which holds no data) are public, and only /admin/ uses the admin token', () => {
     const routes = listRoutes(service.app);
-    expect(routes.filter((r) => r.access.public).map((r) => r.path)).toEqual(['/health']);
+    expect(routes.filter((r) => r.access.public).map((r) => r.path).sort()).toEqual(['/health', '/map', '/map/assets/:asset']);
     for (const route of routes) expect(!!route.access.admin).toBe(route.path.startsWith('/admin/'));
   });
 });

@@ -591,6 +591,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/map": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The map page (HTML): sign in with a token and organization, see the twins on a map
+         * @description MapLibre GL JS over the vector tiles of `GET /twins/tiles/{z}/{x}/{y}.mvt`, with the list filters as controls. Everything it loads comes from this service (docs/MAPS.md).
+         */
+        get: operations["MapPageController_page"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/map/assets/{asset}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A file of the map page: its script and style, MapLibre GL JS's, the country outlines */
+        get: operations["MapPageController_asset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -5737,6 +5774,86 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    MapPageController_page: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["MalformedRequest"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    MapPageController_asset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                asset: "map.js" | "map.css" | "maplibre-gl.mjs" | "maplibre-gl-worker.mjs" | "maplibre-gl.css" | "countries.geojson";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                    "text/css": string;
+                    "application/geo+json": Record<string, never>;
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["MalformedRequest"];
+            /** @description `not_found`: no such file. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            417: components["responses"]["ExpectationFailed"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

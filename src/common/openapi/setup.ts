@@ -180,9 +180,9 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
       // Public routes say so (no global security requirement exists).
       operation.security ??= [];
       // Path ids are UUIDs everywhere (UuidParam): anything else is a 404 before any SQL. The tile
-      // coordinates are the one kind of integer path parameter, declared as such (maps/tile.openapi.ts).
+      // coordinates (integers, maps/tile.openapi.ts) and the map page's file names (an enum) keep their declarations.
       for (const parameter of pathParameters(operation)) {
-        if (parameter.schema && 'type' in parameter.schema && parameter.schema.type === 'integer') continue;
+        if (parameter.schema && 'type' in parameter.schema && (parameter.schema.type === 'integer' || parameter.schema.enum)) continue;
         parameter.schema = { type: 'string', format: 'uuid' };
         parameter.description ??= 'A UUID; anything else is a 404.';
       }
