@@ -12,6 +12,20 @@ import { MVT_MEDIA_TYPE, TILE_DESCRIPTION, TILE_JSON_EXAMPLE, TILE_JSON_SCHEMA, 
 import { TILE_QUERY, type TileQuery } from './tile-query.js';
 import { TilesService } from './tiles.service.js';
 
+/**
+ * Map clients fetch tiles through the browser's HTTP cache: the same URL shows other twins to another
+ * organization, and a twin's change must show at once, so a cached tile is the caller's own and is
+ * revalidated on every use (a 304 when unchanged).
+ */
+function privateToTheCaller(reply: FastifyReply): void {
+  reply.header('cache-control', 'private, no-cache').header('vary', 'Authorization, X-Organization, X-Twin');
+}
+
+const CACHING_HEADERS = {
+  'Cache-Control': { description: '`private, no-cache`: a cache keeps it for this caller only, and revalidates it (ETag) on every use.', schema: { type: 'string' } },
+  Vary: { description: '`Authorization, X-Organization, X-Twin, Accept-Encoding`', schema: { type: 'string' } },
+};
+
 const X_TWIN = { name: 'X-Twin', required: false, description: 'The acting twin; needed by `is_connection`.' };
 
 @ApiTags('maps')
@@ -31,7 +45,12 @@ export class TilesController {
   @ApiParam(TILE_PATH_PARAMETERS[1])
   @ApiParam(TILE_PATH_PARAMETERS[2])
   @ApiQueryParameters(TILE_QUERY)
-  @ApiResponse({ status: 200, description: 'The tile (gzip or br with `Accept-Encoding`).', content: { [MVT_MEDIA_TYPE]: { schema: { type: 'string', format: 'binary' } } } })
+  @ApiResponse({
+    status: 200,
+    description: 'The tile (gzip or br with `Accept-Encoding`).',
+    headers: CACHING_HEADERS,
+    content: { [MVT_MEDIA_TYPE]: { schema: { type: 'string', format: 'binary' } } },
+  })
   @ApiResponse({ status: 204, description: 'No twin the caller sees, and the filters keep, is in the tile.' })
   @ApiErrors({ 400: '`invalid_parameter`: `z`, `x` or `y` is not an integer of the pyramid (`source.parameter` names it), or a filter is invalid.' })
   async tile(
@@ -41,6 +60,7 @@ export class TilesController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
     const bytes = await this.tiles.tile(tenant, readTile(path), query);
+    privateToTheCaller(reply);
     if (!bytes) {
       reply.status(204);
       return undefined;
@@ -58,7 +78,7 @@ export class TilesController {
   @ApiTenant({ twin: 'optional' })
   @ApiHeader(X_TWIN)
   @ApiQueryParameters(TILE_QUERY)
-  @ApiResponse({ status: 200, description: 'TileJSON 3.0.0', content: { 'application/json': { schema: TILE_JSON_SCHEMA, example: TILE_JSON_EXAMPLE } } })
+  @ApiResponse({ status: 200, description: 'TileJSON 3.0.0', headers: CACHING_HEADERS, content: { 'application/json': { schema: TILE_JSON_SCHEMA, example: TILE_JSON_EXAMPLE } } })
   @ApiErrors(400)
   async tileJson(
     @Tenant() tenant: Tenant,
@@ -67,6 +87,7 @@ export class TilesController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
     const document = await this.tiles.tileJson(tenant, query, absoluteRequestUrl(request, this.config.publicUrl));
+    privateToTheCaller(reply);
     reply.header('content-type', 'application/json');
     return new RawBody(JSON.stringify(document));
   }

@@ -192,6 +192,9 @@ describe('vector tiles', () => {
     const first = await tile(owner, 14, t.x, t.y);
     const etag = first.headers.etag as string;
     expect(etag).toMatch(/^"[^"]+"$/);
+    // The caller's own, revalidated on every use: another organization sees other twins at the same URL.
+    expect(first.headers['cache-control']).toBe('private, no-cache');
+    expect(first.headers.vary).toBe('Authorization, X-Organization, X-Twin, Accept-Encoding');
     const again = await tile(owner, 14, t.x, t.y, '', { 'if-none-match': etag });
     expect(again.statusCode).toBe(304);
     expect(again.body).toBe('');

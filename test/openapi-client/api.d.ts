@@ -5561,6 +5561,10 @@ export interface operations {
                 headers: {
                     /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
                     ETag?: string;
+                    /** @description `private, no-cache`: a cache keeps it for this caller only, and revalidates it (ETag) on every use. */
+                    "Cache-Control"?: string;
+                    /** @description `Authorization, X-Organization, X-Twin, Accept-Encoding` */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5658,6 +5662,10 @@ export interface operations {
                 headers: {
                     /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
                     ETag?: string;
+                    /** @description `private, no-cache`: a cache keeps it for this caller only, and revalidates it (ETag) on every use. */
+                    "Cache-Control"?: string;
+                    /** @description `Authorization, X-Organization, X-Twin, Accept-Encoding` */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
