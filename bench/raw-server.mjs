@@ -1043,10 +1043,10 @@ app.post('/quests/:id/embark', async (request, reply) => {
 
 const TILE_MAX_FEATURES = 4096;
 const tileFractions = `tile_fraction_x(ST_X(t.location)) AS fx, tile_fraction_y(ST_Y(t.location)) AS fy`;
-// $4 z, $5 x, $6 y, $7 2^z, $8-$11 the tile's box in degrees (a hair wider).
+// $4 z, $5 x, $6 y, $7 2^z, $8-$9 the tile's range of Z-order keys (tile_key, an index-only range scan).
 const tileTwins = (limit) => `SELECT t.id, t.name, t.public, cardinality(t.services) > 0 AS supplier, f.fx, f.fy
     FROM twins t, LATERAL (SELECT ${tileFractions}) f, a
-   WHERE t.location && ST_MakeEnvelope($8, $9, $10, $11, 4326) AND floor(f.fx * $7) = $5 AND floor(f.fy * $7) = $6
+   WHERE t.location IS NOT NULL AND tile_key(t.location) >= $8::bigint AND tile_key(t.location) < $9::bigint
      AND (t.public OR cardinality(t.services) > 0 OR t.organization_id = a.org)${limit}`;
 const tilePixel = (f, i) => `round((${f} * $7 - ${i}) * 4096)`;
 const tilePoints = `(SELECT ST_AsMVT(m, 'twins', 4096, 'geom') FROM (SELECT ST_MakePoint(${tilePixel('p.fx', '$5')}, ${tilePixel('p.fy', '$6')}) AS geom, p.id::text AS id, p.name, p.public, p.supplier
@@ -1069,7 +1069,13 @@ const SQL_TILE_LIVE = `WITH ${AUTH},
       WHEN n.n > 0 THEN ${tilePoints} END AS tile
     FROM a, n`;
 
-const tileLatitude = (fy) => (Math.atan(Math.sinh(Math.PI * (1 - 2 * fy))) * 180) / Math.PI;
+/** A tile's range of tile_key: its cell's Z-order code at zoom z, shifted to the keys' 2^31 cells a side. */
+function tileKeys(z, x, y) {
+  let code = 0n;
+  for (let bit = 0; bit < 31; bit++) code |= (BigInt((x >>> bit) & 1) << BigInt(2 * bit)) | (BigInt((y >>> bit) & 1) << BigInt(2 * bit + 1));
+  const shift = BigInt(2 * (31 - z));
+  return [(code << shift).toString(), ((code + 1n) << shift).toString()];
+}
 app.get('/twins/tiles/:z/:x/:y.mvt', async (request, reply) => {
   const values = credentials(request, 'optional');
   if (Object.keys(request.query).length > 0) throw new HttpError(400, 'invalid_parameter', 'This server answers the default map only.', { parameter: Object.keys(request.query)[0] });
@@ -1078,10 +1084,11 @@ app.get('/twins/tiles/:z/:x/:y.mvt', async (request, reply) => {
   const n = 2 ** z;
   if (!(x < n)) throw new HttpError(400, 'invalid_parameter', 'x is out of range.', { parameter: 'x' });
   if (!(y < n)) throw new HttpError(400, 'invalid_parameter', 'y is out of range.', { parameter: 'y' });
-  const box = [(x / n) * 360 - 180 - 1e-9, tileLatitude((y + 1) / n) - 1e-9, ((x + 1) / n) * 360 - 180 + 1e-9, tileLatitude(y / n) + 1e-9];
+  const keys = tileKeys(z, x, y);
   const row = z <= 12
-    ? await answer('tile-grid', SQL_TILE_GRID, [...values, z, x, y, n, ...box], 'optional')
-    : await answer('tile-live', SQL_TILE_LIVE, [...values, z, x, y, n, ...box], 'optional');
+    ? await answer('tile-grid', SQL_TILE_GRID, [...values, z, x, y, n, ...keys], 'optional')
+    : await answer('tile-live', SQL_TILE_LIVE, [...values, z, x, y, n, ...keys], 'optional');
+  reply.header('cache-control', 'private, no-cache').header('vary', 'Authorization, X-Organization, X-Twin');
   if (!row.tile) return reply.status(204).send();
   return send(reply, row.tile, 200, 'application/vnd.mapbox-vector-tile');
 });

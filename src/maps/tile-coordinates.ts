@@ -33,12 +33,6 @@ export const longitudeOf = (fx: number): number => fx * 360 - 180;
 /** The latitude of a Web Mercator y fraction (0 north, 1 south). */
 export const latitudeOf = (fy: number): number => (Math.atan(Math.sinh(Math.PI * (1 - 2 * fy))) * 180) / Math.PI;
 
-/** A tile's bounds in degrees. */
-export function tileBounds({ z, x, y }: Tile): LonLatBounds {
-  const n = 2 ** z;
-  return [longitudeOf(x / n), latitudeOf((y + 1) / n), longitudeOf((x + 1) / n), latitudeOf(y / n)];
-}
-
 /** The whole Web Mercator world, where no twin is located. */
 export const WORLD_BOUNDS: LonLatBounds = [-180, -MERCATOR_MAX_LATITUDE, 180, MERCATOR_MAX_LATITUDE];
 
@@ -47,4 +41,24 @@ export function zoomToFit([west, south, east, north]: LonLatBounds, maxZoom: num
   const yFraction = (lat: number) => (1 - Math.log(Math.tan(Math.PI / 4 + (lat * Math.PI) / 360)) / Math.PI) / 2;
   const span = Math.max((east - west) / 360, yFraction(south) - yFraction(north));
   return span <= 0 ? maxZoom : Math.max(0, Math.min(maxZoom, Math.floor(Math.log2(1 / span))));
+}
+
+/** The cells a side of `tile_key` (migration TwinTileKeys): 2^31, Z-order codes of 62 bits. */
+const KEY_LEVEL = 31;
+
+/** The Z-order code of cell (x, y) of a 2^level grid: x's bits at the even places, y's at the odd. */
+function morton(x: number, y: number): bigint {
+  let code = 0n;
+  for (let bit = 0; bit < KEY_LEVEL; bit++) {
+    code |= BigInt((x >>> bit) & 1) << BigInt(2 * bit);
+    code |= BigInt((y >>> bit) & 1) << BigInt(2 * bit + 1);
+  }
+  return code;
+}
+
+/** The `tile_key` range of a tile's twins: from the first key in it to the first key past it. */
+export function tileKeyRange({ z, x, y }: Tile): [from: string, to: string] {
+  const shift = BigInt(2 * (KEY_LEVEL - z));
+  const code = morton(x, y);
+  return [(code << shift).toString(), ((code + 1n) << shift).toString()];
 }

@@ -5,7 +5,7 @@ import { SqlParams } from '../database/sql-params.js';
 import { twinFilterConditions, type TwinFilterValues } from '../twins/twin-conditions.js';
 import { visibleTwinSql } from '../twins/twin-visibility.js';
 import { encodeTwinsLayer, type FeatureRow } from './mvt-encoder.js';
-import { tileBounds, type Tile } from './tile-coordinates.js';
+import { tileKeyRange, type Tile } from './tile-coordinates.js';
 
 /** Mapbox Vector Tile geometry units per tile side, and the cluster grid's cells per side. */
 export const TILE_EXTENT = 4096;
@@ -66,14 +66,12 @@ export class TilesRepository {
     const y = p.add(tile.y, '::int');
     const scale = p.add(2 ** tile.z, '::float8');
     const max = p.add(maxFeatures, '::bigint');
-    const [west, south, east, north] = tileBounds(tile);
-    // The index box, widened by a hair: membership itself is decided by the fractions, exactly.
-    const margin = 1e-9;
-    const box = `ST_MakeEnvelope(${[west - margin, south - margin, east + margin, north + margin].map((v) => p.add(v, '::float8')).join(', ')}, 4326)`;
+    // The tile's twins are one range of tile_key (migration TwinTileKeys): an index-only scan.
+    const [from, to] = tileKeyRange(tile).map((key) => p.add(key, '::bigint'));
     const conditions = [
-      `t.location && ${box}`,
-      `floor(f.fx * ${scale}) = ${x}`,
-      `floor(f.fy * ${scale}) = ${y}`,
+      't.location IS NOT NULL',
+      `tile_key(t.location) >= ${from}`,
+      `tile_key(t.location) < ${to}`,
       visibleTwinSql('t', organization),
       ...twinFilterConditions(p, tenant, filters),
     ].join(' AND ');

@@ -58,6 +58,8 @@ export const twins = defineTable(
       { name: 'twins_unshared_modified_idx', synchronize: false },
       { name: 'twins_organization_name_idx', columns: ['organization_id', 'name', 'id'] },
       { name: 'twins_organization_modified_idx', columns: ['organization_id', 'modified', 'id'] },
+      // A vector tile's twins, one range of Z-order keys, index-only (migration TwinTileKeys).
+      { name: 'twins_tile_key_idx', synchronize: false },
     ],
     relations: {
       organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'twins_organization_id_fkey' } },
