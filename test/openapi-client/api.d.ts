@@ -618,7 +618,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A file of the map page: its script and style, MapLibre GL JS's, the country outlines */
+        /**
+         * A file of the map page: its script and style, MapLibre GL JS's, the country outlines
+         * @description Public, the same for everyone. The page names each file with `?v=<version>`; that URL is cacheable for good, any other revalidated.
+         */
         get: operations["MapPageController_asset"];
         put?: never;
         post?: never;
@@ -5790,20 +5793,34 @@ export interface operations {
     MapPageController_page: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An ETag from an earlier answer: a match is a 304. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The page. */
+            /** @description The page (`Cache-Control: no-cache`); the files it names carry their version. */
             200: {
                 headers: {
+                    /** @description A strong tag: a hash of the bytes. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "text/html": string;
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong tag: a hash of the bytes. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["MalformedRequest"];
             408: components["responses"]["RequestTimeout"];
@@ -5815,7 +5832,10 @@ export interface operations {
     };
     MapPageController_asset: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The version the page names the file by; the current one makes the answer cacheable for good. */
+                v?: string;
+            };
             header?: {
                 /** @description ETags of earlier answers (or `*`): a match is a 304. */
                 "If-None-Match"?: string;
@@ -5830,8 +5850,10 @@ export interface operations {
             /** @description The file. */
             200: {
                 headers: {
-                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    /** @description A strong tag: a hash of the bytes. */
                     ETag?: string;
+                    /** @description `public, max-age=31536000, immutable` when `v` names the current file, else `no-cache`. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5843,7 +5865,7 @@ export interface operations {
             /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
             304: {
                 headers: {
-                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    /** @description A strong tag: a hash of the bytes. */
                     ETag?: string;
                     [name: string]: unknown;
                 };

@@ -44,13 +44,15 @@ export async function registerCompression(fastify: FastifyInstance): Promise<voi
 
 const afterCompression: onSendHookHandler = (_request, reply, payload, done) => {
   const contentType = reply.getHeader('content-type');
+  const coding = reply.getHeader('content-encoding');
+  // The plugin also compresses text it knows to be compressible (the map page's HTML, CSS, scripts).
+  const compressed = typeof coding === 'string' && coding !== 'identity';
   // A 304 says what the 200 would have said (RFC 9110 §15.4.5), Vary included.
-  if ((typeof contentType === 'string' && COMPRESSIBLE.test(contentType)) || reply.statusCode === 304) {
+  if ((typeof contentType === 'string' && COMPRESSIBLE.test(contentType)) || reply.statusCode === 304 || compressed) {
     const vary = String(reply.getHeader('vary') ?? '');
     reply.header('vary', /\baccept-encoding\b/i.test(vary) ? vary.replace(/\baccept-encoding\b/i, 'Accept-Encoding') : vary ? `${vary}, Accept-Encoding` : 'Accept-Encoding');
-    const coding = reply.getHeader('content-encoding');
     const etag = reply.getHeader('etag');
-    if (typeof coding === 'string' && coding !== 'identity' && typeof etag === 'string') reply.header('etag', codedEtag(etag, coding));
+    if (compressed && typeof etag === 'string') reply.header('etag', codedEtag(etag, coding));
   }
   done(null, payload);
 };

@@ -3,12 +3,18 @@
 // a URL): MapLibre's transformRequest adds them as headers to the service's requests. Clusters are
 // circles sized by their count, labelled by HTML markers (a label layer would need glyph files from
 // elsewhere); the "In view" list makes every cluster and twin on screen reachable by keyboard.
-import * as maplibregl from '/map/assets/maplibre-gl.mjs';
+import * as maplibregl from 'maplibre-gl';
 
 const STORAGE = { token: 'twin-map-token', organization: 'twin-map-organization' };
 const FILTERS = ['is_public', 'is_supplier', 'is_personal', 'characteristics', 'organization'];
 const MAX_LABELS = 300;
 const MAX_LISTED = 60;
+/** A cluster's circle radius (px) by the square root of its count: the layer's paint and the label grouping share it. */
+const CLUSTER_RADIUS = [[1, 9], [10, 18], [100, 34], [1000, 60]];
+/** Labels closer than this (px) would print over each other: their clusters share one. */
+const LABEL_SPACING = 24;
+/** The grid (px) the grouping looks up neighbours in: at least the largest reach, a 60 px radius. */
+const GROUP_CELL = 64;
 
 const $ = (selector) => document.querySelector(selector);
 const status = (text, isError = false) => {
@@ -21,26 +27,35 @@ const authHeaders = () => {
   return { Authorization: `Token ${token}`, 'X-Organization': organization };
 };
 
+// The page names its files' versioned URLs (index.html); MapLibre's own worker URL would not be.
+const container = $('#map');
+const fromPage = (path) => new URL(path, location.href).href;
+maplibregl.setWorkerUrl(fromPage(container.dataset.worker));
+
 const map = new maplibregl.Map({
-  container: 'map',
+  container,
   center: [0, 20],
   zoom: 1,
   keyboard: true,
   attributionControl: { compact: true, customAttribution: 'Country outlines: Natural Earth (world-atlas)' },
   style: {
     version: 8,
-    sources: { countries: { type: 'geojson', data: `${location.origin}/map/assets/countries.geojson` } },
+    // Sliced into tiles down to zoom 6 only, and drawn from those deeper: the outlines hold no more
+    // detail, and slicing them at every zoom keeps MapLibre's worker (one, on a two-core machine) busy
+    // ahead of the twins' tiles.
+    sources: { countries: { type: 'geojson', data: fromPage(container.dataset.countries), maxzoom: 6 } },
     layers: [
       { id: 'sea', type: 'background', paint: { 'background-color': '#d6e6f2' } },
       { id: 'countries', type: 'fill', source: 'countries', paint: { 'fill-color': '#f7f5ef', 'fill-outline-color': '#8f969c' } },
     ],
   },
-  // Only the service's own requests carry the credentials.
+  // Only the service's own API requests carry the credentials.
   transformRequest: (url) => (url.startsWith(`${location.origin}/twins/`) ? { url, headers: authHeaders() } : { url }),
 });
 map.addControl(new maplibregl.NavigationControl(), 'top-right');
 // The tests (and curious people) reach the map object here.
 window.twinMap = map;
+const styleLoaded = new Promise((resolve) => map.once('load', resolve));
 
 const TWIN_LAYERS = [
   {
@@ -51,10 +66,10 @@ const TWIN_LAYERS = [
     filter: ['==', ['get', 'cluster'], true],
     paint: {
       'circle-color': '#1f5fa8',
-      'circle-opacity': 0.8,
+      'circle-opacity': 0.85,
       'circle-stroke-color': '#fff',
       'circle-stroke-width': 1.5,
-      'circle-radius': ['interpolate', ['linear'], ['sqrt', ['get', 'count']], 1, 9, 10, 18, 100, 34, 1000, 60],
+      'circle-radius': ['interpolate', ['linear'], ['sqrt', ['get', 'count']], ...CLUSTER_RADIUS.flat()],
     },
   },
   {
@@ -72,6 +87,16 @@ const TWIN_LAYERS = [
   },
 ];
 
+function clusterRadius(count) {
+  const at = Math.sqrt(count);
+  if (at <= CLUSTER_RADIUS[0][0]) return CLUSTER_RADIUS[0][1];
+  for (let i = 1; i < CLUSTER_RADIUS.length; i++) {
+    const [[x0, y0], [x1, y1]] = [CLUSTER_RADIUS[i - 1], CLUSTER_RADIUS[i]];
+    if (at <= x1) return y0 + ((at - x0) / (x1 - x0)) * (y1 - y0);
+  }
+  return CLUSTER_RADIUS.at(-1)[1];
+}
+
 const filterQuery = () => {
   const form = new FormData($('#filters'));
   const query = new URLSearchParams();
@@ -82,78 +107,217 @@ const filterQuery = () => {
   return query.toString();
 };
 
-async function apiError(response) {
-  try {
-    const body = await response.json();
-    return body.errors?.map((e) => e.detail).join(' ') || `${response.status}`;
-  } catch {
-    return `${response.status}`;
+/**
+ * fetch() with the credentials, asking again after a 503: the service answers it when its database is
+ * busy or out of reach for a moment, with `Retry-After` (docs/API.md), and such a request is safe to repeat.
+ */
+async function fetchFromService(url) {
+  for (let attempt = 1; ; attempt++) {
+    const response = await fetch(url, { headers: authHeaders() });
+    if (response.status !== 503 || attempt === 3) return response;
+    await new Promise((resolve) => setTimeout(resolve, 1000 * Number(response.headers.get('retry-after') ?? 1)));
   }
 }
 
-/** Loads the TileJSON of the current filters and shows its tiles; fits the twins on the first load. */
-async function showTwins({ fit }) {
-  const query = filterQuery();
-  status('Loading…');
-  const response = await fetch(`/twins/tiles.json${query ? `?${query}` : ''}`, { headers: authHeaders() });
-  if (!response.ok) {
-    status(`The service refused: ${await apiError(response)}`, true);
-    return false;
+async function apiError(response) {
+  try {
+    const body = await response.json();
+    return body.errors?.map((e) => e.detail).join(' ') || response.statusText;
+  } catch {
+    return response.statusText;
   }
-  const tileJson = await response.json();
+}
+
+function removeTwins() {
   for (const layer of TWIN_LAYERS) if (map.getLayer(layer.id)) map.removeLayer(layer.id);
   if (map.getSource('twins')) map.removeSource('twins');
-  map.addSource('twins', { type: 'vector', tiles: tileJson.tiles, minzoom: tileJson.minzoom, maxzoom: tileJson.maxzoom });
+}
+
+// Each call supersedes the ones before it: a slow answer to an older filter must not replace a newer one.
+let generation = 0;
+
+/**
+ * Loads the TileJSON of the current filters and shows its tiles, fitting the map to the twins when
+ * asked: 'shown', 'refused' (the status says why), or 'stale' when a later call took over.
+ */
+async function showTwins({ fit }) {
+  const mine = ++generation;
+  const query = filterQuery();
+  status('Loading…');
+  let response;
+  try {
+    response = await fetchFromService(`/twins/tiles.json${query ? `?${query}` : ''}`);
+  } catch {
+    if (mine !== generation) return 'stale';
+    status('The service cannot be reached.', true);
+    return 'refused';
+  }
+  if (!response.ok) {
+    const reason = await apiError(response);
+    if (mine !== generation) return 'stale';
+    status(`The service refused (${response.status}): ${reason}`, true);
+    return 'refused';
+  }
+  const tileJson = await response.json();
+  // A submit can come before the style has loaded; sources can only be added after.
+  await styleLoaded;
+  if (mine !== generation) return 'stale';
+  removeTwins();
+  // A popup may show a twin the new filters leave out.
+  popup?.remove();
+  map.addSource('twins', {
+    type: 'vector',
+    // The tiles of the origin this page came from, whatever host name the service builds its URLs with:
+    // the credentials go to nothing else.
+    tiles: tileJson.tiles.map((url) => url.replace(/^https?:\/\/[^/]+/, location.origin)),
+    minzoom: tileJson.minzoom,
+    maxzoom: tileJson.maxzoom,
+    // No requests for the (empty) rest of the world.
+    bounds: tileJson.bounds,
+  });
   for (const layer of TWIN_LAYERS) map.addLayer(layer);
   if (fit) {
     const [west, south, east, north] = tileJson.bounds;
     map.fitBounds([[west, south], [east, north]], { padding: 40, maxZoom: 14, animate: false });
   }
   status(query ? `Showing the twins you can see, filtered by ${decodeURIComponent(query)}.` : 'Showing every twin you can see.');
+  return 'shown';
+}
+
+// MapLibre does not ask again for a tile that failed: a 503 (a busy database; safe to repeat) would
+// leave a hole in the map until the tile is dropped from its cache. Asked again here, a few times.
+// The map region is aria-busy while a tile waits to be asked for again.
+const tileRetries = new Map();
+let retriesDue = 0;
+function retryTile(url) {
+  const tile = /\/twins\/tiles\/(\d+)\/(\d+)\/(\d+)\.mvt/.exec(url ?? '');
+  const attempt = (tileRetries.get(url) ?? 0) + 1;
+  if (!tile || attempt > 3) return false;
+  tileRetries.set(url, attempt);
+  const [z, x, y] = tile.slice(1).map(Number);
+  retriesDue++;
+  container.setAttribute('aria-busy', 'true');
+  setTimeout(() => {
+    if (map.getSource('twins')) map.refreshTiles('twins', [{ z, x, y }]);
+    if (--retriesDue === 0) container.removeAttribute('aria-busy');
+  }, 1000 * attempt);
   return true;
 }
 
-// Cluster labels and the keyboard list, rebuilt whenever the map comes to rest.
-let labels = [];
-function refreshInView() {
-  for (const marker of labels) marker.remove();
-  labels = [];
-  const list = $('#in-view');
-  list.replaceChildren();
-  if (!map.getSource('twins')) return;
-  const features = map.queryRenderedFeatures({ layers: ['clusters', 'points'] });
+// Tiles refused later (a token revoked, an organization left) say so rather than leave the map empty.
+map.on('error', (event) => {
+  const code = event.error?.status;
+  if (code === 503 && retryTile(event.error.url)) return;
+  if (code === 401 || code === 403) status(`The service refused the tiles (${code}): sign out and sign in again.`, true);
+  else status(`Part of the map did not load: ${event.error?.message ?? 'unknown error'}.`, true);
+});
+
+/**
+ * What is on screen: the twins, and the clusters grouped where their circles or labels overlap (one
+ * label with the sum of their counts, at their weighted centre: the grid puts a dense place's twins in
+ * neighbouring cells, whose labels would otherwise print over each other).
+ */
+function inView() {
+  const clusters = [];
+  const points = [];
+  if (!map.getLayer('points')) return { clusters, points };
   const seen = new Set();
-  for (const feature of features) {
-    const [lon, lat] = feature.geometry.coordinates;
-    const key = feature.properties.cluster ? `c${lon},${lat}` : feature.properties.id;
+  for (const feature of map.queryRenderedFeatures({ layers: ['clusters', 'points'] })) {
+    const [lng, lat] = feature.geometry.coordinates;
+    const properties = feature.properties;
+    const key = properties.cluster ? `${lng},${lat}` : properties.id;
     if (seen.has(key)) continue;
     seen.add(key);
-    if (feature.properties.cluster && labels.length < MAX_LABELS) {
-      const label = document.createElement('span');
-      label.className = 'cluster-label';
-      label.textContent = String(feature.properties.count);
-      label.setAttribute('aria-hidden', 'true');
-      labels.push(new maplibregl.Marker({ element: label }).setLngLat([lon, lat]).addTo(map));
+    if (properties.cluster) clusters.push({ count: Number(properties.count), at: map.project([lng, lat]) });
+    else points.push({ properties, lngLat: [lng, lat] });
+  }
+  return { clusters: groupClusters(clusters), points: points.sort((a, b) => String(a.properties.name).localeCompare(String(b.properties.name))) };
+}
+
+/**
+ * Clusters near each other on screen as one: the biggest first, each joining the first group within
+ * reach (its circle's radius, at least LABEL_SPACING) of its weighted centre, found through a grid of
+ * GROUP_CELL px so that a view of thousands of clusters takes one pass.
+ */
+function groupClusters(clusters) {
+  const cells = new Map();
+  const groups = [];
+  for (const { count, at } of clusters.sort((a, b) => b.count - a.count)) {
+    const [cx, cy] = [Math.floor(at.x / GROUP_CELL), Math.floor(at.y / GROUP_CELL)];
+    let group;
+    for (let dx = -1; dx <= 1 && !group; dx++) {
+      for (let dy = -1; dy <= 1 && !group; dy++) {
+        group = cells.get(`${cx + dx},${cy + dy}`)?.find((g) => Math.hypot(g.x - at.x, g.y - at.y) < Math.max(clusterRadius(g.count), LABEL_SPACING));
+      }
     }
-    if (list.children.length < MAX_LISTED) {
+    if (!group) {
+      group = { x: at.x, y: at.y, count };
+      groups.push(group);
+      const key = `${cx},${cy}`;
+      cells.set(key, [...(cells.get(key) ?? []), group]);
+      continue;
+    }
+    const total = group.count + count;
+    group.x = (group.x * group.count + at.x * count) / total;
+    group.y = (group.y * group.count + at.y * count) / total;
+    group.count = total;
+  }
+  return groups.map((g) => ({ count: g.count, lngLat: map.unproject([g.x, g.y]).toArray() }));
+}
+
+const zoomInto = (lngLat) => map.easeTo({ center: lngLat, zoom: Math.min(map.getZoom() + 3, 22) });
+
+// Cluster labels and the keyboard list, rebuilt when the map comes to rest and shows something else.
+let labels = [];
+let shown = '';
+function refreshInView() {
+  const { clusters, points } = inView();
+  const key = JSON.stringify([clusters, points.map((p) => p.properties.id)]);
+  if (key === shown) return;
+  shown = key;
+  for (const marker of labels) marker.remove();
+  labels = clusters.slice(0, MAX_LABELS).map(({ count, lngLat }) => {
+    const label = document.createElement('span');
+    label.className = 'cluster-label';
+    label.textContent = String(count);
+    // The list below says it, as a button; the label is for the eyes.
+    label.setAttribute('aria-hidden', 'true');
+    return new maplibregl.Marker({ element: label }).setLngLat(lngLat).addTo(map);
+  });
+
+  const list = $('#in-view');
+  // Keyboard users stay in the list when it is rebuilt under them (a cluster button zooms the map).
+  const focused = [...list.querySelectorAll('button')].indexOf(document.activeElement);
+  const items = [
+    ...clusters.map(({ count, lngLat }) => [`${count} ${count === 1 ? 'twin' : 'twins'} here (zoom in)`, () => zoomInto(lngLat)]),
+    ...points.map(({ properties, lngLat }) => [properties.name, () => openPopup(properties, lngLat)]),
+  ];
+  list.replaceChildren(
+    ...items.slice(0, MAX_LISTED).map(([text, action]) => {
       const item = document.createElement('li');
       const button = document.createElement('button');
       button.type = 'button';
-      if (feature.properties.cluster) {
-        button.textContent = `${feature.properties.count} ${feature.properties.count === 1 ? "twin" : "twins"} here (zoom in)`;
-        button.addEventListener('click', () => map.easeTo({ center: [lon, lat], zoom: Math.min(map.getZoom() + 3, 22) }));
-      } else {
-        button.textContent = feature.properties.name;
-        button.addEventListener('click', () => openPopup(feature.properties, [lon, lat]));
-      }
+      button.textContent = text;
+      button.addEventListener('click', action);
       item.append(button);
-      list.append(item);
-    }
+      return item;
+    }),
+  );
+  if (items.length > MAX_LISTED) {
+    const more = document.createElement('li');
+    more.textContent = `… and ${items.length - MAX_LISTED} more: zoom in to list them.`;
+    list.append(more);
+  }
+  if (focused >= 0) {
+    const buttons = list.querySelectorAll('button');
+    (buttons[Math.min(focused, buttons.length - 1)] ?? map.getCanvas()).focus();
   }
 }
 map.on('idle', refreshInView);
 
+let popup;
 function openPopup(properties, lngLat) {
+  popup?.remove();
   const content = document.createElement('div');
   const name = document.createElement('strong');
   name.textContent = properties.name;
@@ -167,56 +331,80 @@ function openPopup(properties, lngLat) {
   details.hidden = true;
   link.addEventListener('click', async (event) => {
     event.preventDefault();
-    const response = await fetch(link.href, { headers: authHeaders() });
-    details.textContent = response.ok ? JSON.stringify((await response.json()).data.attributes, null, 1).slice(0, 1500) : await apiError(response);
+    try {
+      const response = await fetchFromService(link.href);
+      details.textContent = response.ok
+        ? JSON.stringify((await response.json()).data.attributes, null, 1).slice(0, 1500)
+        : `The service refused (${response.status}): ${await apiError(response)}`;
+    } catch {
+      details.textContent = 'The service cannot be reached.';
+    }
     details.hidden = false;
   });
   content.append(name, kind, link, details);
-  new maplibregl.Popup({ maxWidth: '320px' }).setLngLat(lngLat).setDOMContent(content).addTo(map);
+  popup = new maplibregl.Popup({ maxWidth: '320px' }).setLngLat(lngLat).setDOMContent(content).addTo(map);
 }
 
 map.on('click', 'points', (event) => {
   const feature = event.features[0];
   openPopup(feature.properties, feature.geometry.coordinates);
 });
-map.on('click', 'clusters', (event) => {
-  map.easeTo({ center: event.features[0].geometry.coordinates, zoom: Math.min(map.getZoom() + 3, 22) });
-});
+map.on('click', 'clusters', (event) => zoomInto(event.features[0].geometry.coordinates));
 for (const layer of ['points', 'clusters']) {
   map.on('mouseenter', layer, () => (map.getCanvas().style.cursor = 'pointer'));
   map.on('mouseleave', layer, () => (map.getCanvas().style.cursor = ''));
 }
+
+// The filters are open on a wide screen and folded on a phone-sized one (the same width as map.css's).
+const narrow = matchMedia('(max-width: 640px)');
+const fitFilters = () => ($('#filter-panel').open = !narrow.matches);
+narrow.addEventListener('change', fitFilters);
+fitFilters();
 
 function showSignedIn(signedIn) {
   $('#sign-in').hidden = signedIn;
   $('#filters').hidden = !signedIn;
 }
 
+/** Forgets the credentials and what they showed; the status keeps saying why when `reason` is given. */
+function signOut(reason) {
+  sessionStorage.removeItem(STORAGE.token);
+  sessionStorage.removeItem(STORAGE.organization);
+  generation++;
+  popup?.remove();
+  removeTwins();
+  refreshInView();
+  showSignedIn(false);
+  if (!reason) status('Signed out.');
+  $('#token').focus();
+}
+
 $('#sign-in').addEventListener('submit', async (event) => {
   event.preventDefault();
+  const submit = $('#sign-in button[type=submit]');
+  submit.disabled = true;
   sessionStorage.setItem(STORAGE.token, $('#token').value.trim());
   sessionStorage.setItem(STORAGE.organization, $('#organization').value.trim());
+  const result = await showTwins({ fit: true });
+  submit.disabled = false;
+  if (result === 'refused') {
+    signOut('refused');
+    return;
+  }
   $('#token').value = '';
-  if (await showTwins({ fit: true })) showSignedIn(true);
-  else sessionStorage.clear();
+  showSignedIn(true);
+  // Keyboard users land on the map: the arrow keys move it, + and - zoom.
+  map.getCanvas().focus();
 });
 $('#filters').addEventListener('submit', (event) => {
   event.preventDefault();
   showTwins({ fit: false });
 });
 $('#filters').addEventListener('change', () => showTwins({ fit: false }));
-$('#sign-out').addEventListener('click', () => {
-  sessionStorage.removeItem(STORAGE.token);
-  sessionStorage.removeItem(STORAGE.organization);
-  for (const layer of TWIN_LAYERS) if (map.getLayer(layer.id)) map.removeLayer(layer.id);
-  if (map.getSource('twins')) map.removeSource('twins');
-  refreshInView();
-  showSignedIn(false);
-  status('Signed out.');
-});
+$('#sign-out').addEventListener('click', () => signOut());
 
-map.on('load', () => {
-  if (credentials().token && credentials().organization) {
-    showTwins({ fit: true }).then((ok) => showSignedIn(ok));
-  }
-});
+// A reload of the tab keeps the session: show its twins straight away.
+if (credentials().token && credentials().organization) {
+  showSignedIn(true);
+  showTwins({ fit: true }).then((result) => result === 'refused' && signOut('refused'));
+}
