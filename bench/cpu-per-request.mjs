@@ -17,13 +17,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect, ensureData, prepare, resetEmbarks } from './lib/load.mjs';
 import { assertPortFree, RAW_PORT, scenarios, SERVICE_PORT, startRaw, startService, waitReady } from './lib/servers.mjs';
+import { option } from './lib/args.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
 const autocannon = require('autocannon');
 
-const argv = process.argv.slice(2);
-const option = (name, fallback) => (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1] : fallback);
 const mode = option('mode', 'quick');
 const requests = Number(option('requests', 6000));
 const only = option('only', 'detail,list,timeline,feed').split(/,(?! )/);

@@ -17,17 +17,12 @@ import { createRequire } from 'node:module';
 import { connect, DatabaseUnreachable, ensureData, prepare, resetEmbarks, run } from './lib/load.mjs';
 import { verify } from './lib/verify.mjs';
 import { assertPortFree, RAW_PORT, scenarios, SERVICE_NODE_OPTIONS, SERVICE_PORT, startRaw, startService, stopServer, waitReady } from './lib/servers.mjs';
+import { flag, option } from './lib/args.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
 const autocannon = require('autocannon');
 
-const argv = process.argv.slice(2);
-const flag = (name) => argv.includes(`--${name}`);
-const option = (name, fallback) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? argv[i + 1] : fallback;
-};
 const mode = flag('quick') ? 'quick' : 'full';
 const seconds = Number(option('duration', mode === 'quick' ? 3 : 10));
 const warmupSeconds = Number(option('warmup', mode === 'quick' ? 1 : 3));

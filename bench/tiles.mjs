@@ -12,14 +12,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect, ensureData, prepare, run } from './lib/load.mjs';
 import { assertPortFree, RAW_PORT, SERVICE_PORT, startRaw, startService, stopServer, waitReady } from './lib/servers.mjs';
+import { flag, option } from './lib/args.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const argv = process.argv.slice(2);
-const flag = (name) => argv.includes(`--${name}`);
-const option = (name, fallback) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? argv[i + 1] : fallback;
-};
 const mode = flag('quick') ? 'quick' : 'full';
 const connections = Number(option('connections', 8));
 const rounds = Number(option('rounds', 3));

@@ -29,8 +29,10 @@ export function dataSourceOptions(url: string, poolSize: number, statementTimeou
     extra: {
       max: poolSize,
       // A pooled connection that sat idle is kept; failing fast when the database is down makes
-      // requests answer 503 within a second instead of hanging.
-      connectionTimeoutMillis: 1000,
+      // requests answer 503 within a second instead of hanging. A pool of one connection (the
+      // embedded database's) is a queue, though: a map asking for twenty tiles at once waits longer
+      // than a second for its turn, so there a request waits as long as a statement may run.
+      connectionTimeoutMillis: poolSize === 1 ? statementTimeoutMs : 1000,
       idleTimeoutMillis: poolSize === 1 ? 0 : 30_000,
       application_name: 'twin-service',
       // 0 turns the timeout off (migrations: CREATE EXTENSION postgis alone can take longer). No JIT:

@@ -4,7 +4,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { document as jsonApiDocument, JSON_API, TestApp, TestTenant } from '../support/test-app';
+import { TestApp, TestTenant } from '../support/test-app';
 
 /** Debian's Chromium (apt-get install chromium): the browser of this test, with the flags it needs headless in a container. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -66,15 +66,7 @@ describe('the map page in a browser', () => {
   const answers: { url: string; status: number }[] = [];
   const pageErrors: string[] = [];
 
-  const create = async (attributes: Record<string, unknown>) => {
-    const response = await service.inject({
-      method: 'POST',
-      url: '/my/twins/',
-      headers: { ...tenant.headers(), 'content-type': JSON_API },
-      payload: jsonApiDocument({ type: 'twins', attributes }),
-    });
-    if (response.statusCode !== 201) throw new Error(`create failed: ${response.body}`);
-  };
+  const create = (attributes: Record<string, unknown>) => service.createTwin(tenant, attributes);
 
   /**
    * Waits until the map is at rest with its tiles loaded (none waiting to be asked for again after a

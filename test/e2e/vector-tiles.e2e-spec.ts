@@ -25,16 +25,7 @@ describe('vector tiles', () => {
   const OFFSETS = { open: [0, 0], shop: [0.0002, 0], mine: [0, 0.0002], theirsPublic: [0.0002, 0.0002], theirsPrivate: [-0.0002, -0.0002] };
   const at = (key: keyof typeof OFFSETS) => point(BASE.lon + OFFSETS[key][0], BASE.lat + OFFSETS[key][1]);
 
-  const create = async (tenant: TestTenant, attributes: Record<string, unknown>) => {
-    const response = await service.inject({
-      method: 'POST',
-      url: '/my/twins/',
-      headers: { ...tenant.headers(), 'content-type': JSON_API },
-      payload: document({ type: 'twins', attributes }),
-    });
-    if (response.statusCode !== 201) throw new Error(`create failed: ${response.body}`);
-    return response.json().data.id as string;
-  };
+  const create = (tenant: TestTenant, attributes: Record<string, unknown>) => service.createTwin(tenant, attributes);
   const tile = (tenant: TestTenant, z: number, x: number, y: number, query = '', headers: Record<string, string> = {}) =>
     service.inject({ method: 'GET', url: `/twins/tiles/${z}/${x}/${y}.mvt${query ? `?${query}` : ''}`, headers: { ...tenant.headers(), ...headers } });
   const featuresOf = async (tenant: TestTenant, z: number, x: number, y: number, query = '') => {

@@ -83,6 +83,18 @@ export class TestApp {
     return response;
   }
 
+  /** Creates a twin in the tenant's organization through the API (`POST /my/twins/`); its id. */
+  async createTwin(tenant: TestTenant, attributes: Record<string, unknown>): Promise<string> {
+    const response = await this.inject({
+      method: 'POST',
+      url: '/my/twins/',
+      headers: { ...tenant.headers(), 'content-type': JSON_API },
+      payload: document({ type: 'twins', attributes }),
+    });
+    if (response.statusCode !== 201) throw new Error(`create twin: ${response.statusCode} ${response.body}`);
+    return response.json().data.id as string;
+  }
+
   /** A fresh organization with an account, a twin and a token: isolated data for one test. */
   async tenant(names: Partial<{ organization: string; account: string; twin: string }> = {}): Promise<TestTenant> {
     const created = await this.app.get(AdminService).bootstrap({
