@@ -3,7 +3,7 @@ import { invalidParameter } from '../common/json-api/api-error.js';
 /** The deepest zoom of the tile pyramid (docs/API.md, Vector tiles). */
 export const MAX_TILE_ZOOM = 22;
 /** Web Mercator stops here: the latitude whose y fraction is 0 (the north edge of tile 0/0/0). */
-export const MERCATOR_MAX_LATITUDE = 85.0511287798066;
+const MERCATOR_MAX_LATITUDE = 85.0511287798066;
 
 /** One tile of the XYZ scheme (Web Mercator, y from the north). */
 export interface Tile {

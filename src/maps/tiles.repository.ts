@@ -8,14 +8,14 @@ import { encodeTwinsLayer, type FeatureRow } from './mvt-encoder.js';
 import { tileKeyRange, type Tile } from './tile-coordinates.js';
 
 /** Mapbox Vector Tile geometry units per tile side, and the cluster grid's cells per side. */
-export const TILE_EXTENT = 4096;
-export const CLUSTER_GRID = 64;
+const TILE_EXTENT = 4096;
+const CLUSTER_GRID = 64;
 
 /**
  * The zooms whose cluster grid the writes keep in twin_tile_cells (migration TwinTileCells:
  * `generate_series(0, 12)`). Deeper tiles are small enough to count live.
  */
-export const CELL_ZOOMS = 12;
+const CELL_ZOOMS = 12;
 
 /** twin_tile_cells' `organization_id` of the twins every organization sees. */
 const SHARED_SCOPE = `'00000000-0000-0000-0000-000000000000'::uuid`;
@@ -34,7 +34,9 @@ const cellClasses = (filters: TwinFilterValues): string =>
   (filters.is_public === undefined ? '' : ` AND ${filters.is_public ? '' : 'NOT '}c.public`) +
   (filters.is_supplier === undefined ? '' : ` AND ${filters.is_supplier ? '' : 'NOT '}c.supplier`);
 
-const usedFilters = (filters: TwinFilterValues) => Object.entries(filters).filter(([key, value]) => value !== undefined && key !== 'actingTwinId').map(([key]) => key);
+/** Whether twin_tile_cells holds the counts these filters ask for (none, or only the ones it splits by). */
+const countedByGrid = (filters: TwinFilterValues): boolean =>
+  Object.entries(filters).every(([key, value]) => value === undefined || key === 'actingTwinId' || CELL_FILTERS.has(key));
 
 /**
  * SQL of the vector tiles: one statement per tile, built by PostGIS (`ST_AsMVT`) and handed over as
@@ -85,7 +87,7 @@ export class TilesRepository {
       mvt(`SELECT ST_MakePoint(${pixel('a.fx', x)}, ${pixel('a.fy', y)}) AS geom, a.id::text AS id, a.name, a.public, a.supplier FROM ${from} a ORDER BY a.id`);
 
     let sql: string;
-    if (tile.z <= CELL_ZOOMS && usedFilters(filters).every((name) => CELL_FILTERS.has(name))) {
+    if (tile.z <= CELL_ZOOMS && countedByGrid(filters)) {
       // Counts from the grid the writes keep: its rows for this tile, the shared twins' and the caller's own.
       const zoom = p.add(tile.z, '::smallint');
       sql = `WITH cells AS MATERIALIZED (
@@ -125,8 +127,8 @@ export class TilesRepository {
     const p = new SqlParams();
     const organization = p.add(tenant.organization.id, '::uuid');
     let sql: string;
-    if (usedFilters(filters).every((name) => CELL_FILTERS.has(name))) {
-      const cells = 2 ** (BOUNDS_ZOOM) * CLUSTER_GRID;
+    if (countedByGrid(filters)) {
+      const cells = 2 ** BOUNDS_ZOOM * CLUSTER_GRID;
       const column = `(c.x * ${CLUSTER_GRID} + c.cell % ${CLUSTER_GRID})`;
       const row = `(c.y * ${CLUSTER_GRID} + c.cell / ${CLUSTER_GRID})`;
       sql = `SELECT min(${column})::float8 / ${cells} AS west, min(${row})::float8 / ${cells} AS north,
