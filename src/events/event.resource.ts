@@ -1,5 +1,6 @@
 import type { ResourceIdentifier, ResourceObject } from '../common/json-api/resource.js';
 import { memberNames, resourceJsonSql, type ResourceSql } from '../common/json-api/resource-sql.js';
+import { fieldsetKey, SqlTexts } from '../database/sql-texts.js';
 import { isoTimestampSql } from '../database/timestamps.js';
 import { events, type ColumnOf, type Row } from '../database/schema/index.js';
 
@@ -28,7 +29,9 @@ const eventSql = (e: string): ResourceSql => ({
   attributes: { name: `${e}.name`, category: `${e}.category`, data: `${e}.data`, timestamp: isoTimestampSql(`${e}."timestamp"`) },
 });
 
-export const eventJsonSql = (e: string, fieldset?: ReadonlySet<string>): string => resourceJsonSql(eventSql(e), fieldset);
+const eventJsonTexts = new SqlTexts();
+export const eventJsonSql = (e: string, fieldset?: ReadonlySet<string>): string =>
+  eventJsonTexts.get(`${e}|${fieldsetKey(fieldset)}`, () => resourceJsonSql(eventSql(e), fieldset));
 
 /** What `fields[events]` may name. */
 export const EVENT_FIELDS = memberNames(eventSql('e'));

@@ -1,5 +1,6 @@
 import type { ResourceObject } from '../common/json-api/resource.js';
 import { memberNames, resourceJsonSql, type ResourceSql } from '../common/json-api/resource-sql.js';
+import { fieldsetKey, SqlTexts } from '../database/sql-texts.js';
 import { isoTimestampSql } from '../database/timestamps.js';
 import type { Row, twins } from '../database/schema/index.js';
 
@@ -155,7 +156,9 @@ const TWIN_FORMS = {
 export type TwinForm = keyof typeof TWIN_FORMS;
 
 /** One JSON resource object of the twins row aliased `t` in `form`, with the members of `fieldset` (all when undefined). */
-export const twinJsonSql = (form: TwinForm, t: string, fieldset?: ReadonlySet<string>): string => resourceJsonSql(TWIN_FORMS[form](t), fieldset);
+const twinJsonTexts = new SqlTexts();
+export const twinJsonSql = (form: TwinForm, t: string, fieldset?: ReadonlySet<string>): string =>
+  twinJsonTexts.get(`${form}|${t}|${fieldsetKey(fieldset)}`, () => resourceJsonSql(TWIN_FORMS[form](t), fieldset));
 
 /** The member names of each form: what `fields[twins]` may name on the routes answering it. */
 export const TWIN_FIELDS: Record<TwinForm, string[]> = {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
 import { SqlParams } from '../database/sql-params.js';
+import { fieldsetKey, SqlTexts } from '../database/sql-texts.js';
 import type { Tenant } from '../common/auth/tenant.js';
 import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
 import type { CursorRequest } from '../common/json-api/cursor.js';
@@ -135,6 +136,18 @@ const documentSql = (document: TwinDocument) => ({
   item: (t: string) => twinJsonSql(document.form, t, document.fields?.twins),
   included: document.includeOrganization ? includedOrganizationsSql(document.fields) : undefined,
 });
+
+const detailTexts = new SqlTexts();
+
+/** One visible twin's document ($1 organization, $2 id): its JSON text, what it includes, its version. */
+const visibleJsonSql = (document: TwinDocument): string =>
+  detailTexts.get(`${document.form}|${fieldsetKey(document.fields?.twins)}|${document.includeOrganization ? fieldsetKey(document.fields?.organizations) : '-'}`, () => {
+    const { item, included } = documentSql(document);
+    return included
+      ? `WITH page AS (SELECT t.* FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')})
+         SELECT ${item('t')}::text AS data, ${included} AS included, ${versionSql('t')} AS version FROM page t`
+      : `SELECT ${item('t')}::text AS data, NULL::text AS included, ${versionSql('t')} AS version FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')}`;
+  });
 
 /** Keys of `sort` (each with its position cast); `distance` is the distance from `point`, twins without a location last. */
 const SORT_KEYS: Record<string, { sql: (a: string, distance: (a: string) => string) => string; cast: string }> = {
@@ -336,14 +349,7 @@ export class TwinsRepository {
 
   /** One twin the caller can see, in detail form as `document` says (JSON text built by PostgreSQL), with its version. */
   async findVisibleJson(tenant: Tenant, id: string, document: TwinDocument): Promise<{ data: string; included: string | null; version: string } | undefined> {
-    const { item, included } = documentSql(document);
-    const rows: { data: string; included: string | null; version: string }[] = await this.sql.query(
-      included
-        ? `WITH page AS (SELECT t.* FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')})
-           SELECT ${item('t')}::text AS data, ${included} AS included, ${versionSql('t')} AS version FROM page t`
-        : `SELECT ${item('t')}::text AS data, NULL::text AS included, ${versionSql('t')} AS version FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')}`,
-      [tenant.organization.id, id],
-    );
+    const rows: { data: string; included: string | null; version: string }[] = await this.sql.query(visibleJsonSql(document), [tenant.organization.id, id]);
     return rows[0];
   }
 

@@ -58,16 +58,25 @@ export class Credentials implements OnModuleInit {
     notifications.subscribe(CREDENTIALS_CHANNEL, () => this.forget()).catch(() => undefined);
   }
 
-  async resolve(token: string, organizationId: string | undefined, twinId: string | undefined): Promise<ResolvedCredentials | undefined> {
-    const digest = hashToken(token);
-    const key = `${digest.toString('base64')}|${organizationId ?? ''}|${twinId ?? ''}`;
+  /**
+   * The resolution, synchronously when the cache has it (a guard that returns a plain value costs Nest
+   * no promise and no microtask turn), else the one credentials query's promise.
+   */
+  resolve(token: string, organizationId: string | undefined, twinId: string | undefined): ResolvedCredentials | undefined | Promise<ResolvedCredentials | undefined> {
+    // Keyed by the token itself: its SHA-256 (what the database is asked with) cost more than the rest
+    // of a cache hit. The token lives in this process's memory for the request either way.
+    const key = `${token}|${organizationId ?? ''}|${twinId ?? ''}`;
     const now = Date.now();
     if (this.answering) {
       const entry = this.entries.get(key);
       if (entry && now < entry.expiresAt && now - entry.cachedAt < MAX_AGE_MS) return entry.credentials;
     }
+    return this.lookUp(token, key, now, organizationId, twinId);
+  }
+
+  private async lookUp(token: string, key: string, now: number, organizationId: string | undefined, twinId: string | undefined): Promise<ResolvedCredentials | undefined> {
     const generation = this.generation;
-    const resolved = await this.repository.resolve(digest, organizationId, twinId);
+    const resolved = await this.repository.resolve(hashToken(token), organizationId, twinId);
     const complete = resolved && (organizationId === undefined || resolved.organization) && (twinId === undefined || resolved.twin);
     if (complete && this.answering && generation === this.generation) {
       if (this.entries.size >= MAX_ENTRIES) this.entries.clear();

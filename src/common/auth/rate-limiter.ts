@@ -10,6 +10,11 @@ import { tooManyRequests } from '../json-api/api-error.js';
 export abstract class RateLimiter {
   constructor(protected readonly config: Pick<AppConfig, 'rateLimitMax' | 'rateLimitWindowMs'>) {}
 
+  /** False with RATE_LIMIT_MAX=0: nothing is counted. */
+  get limiting(): boolean {
+    return this.config.rateLimitMax > 0;
+  }
+
   async consume(key: string): Promise<void> {
     const { rateLimitMax: max, rateLimitWindowMs: windowMs } = this.config;
     if (max === 0) return;
