@@ -7,13 +7,23 @@ import { types } from 'pg';
 const PG_TIMESTAMP = /^(\d{4,})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(?:([+-])(\d{2})(?::?(\d{2}))?(?::?(\d{2}))?)?( BC)?$/;
 
 /** Converts PostgreSQL's text form of a timestamp (any session time zone) to UTC ISO 8601 with microseconds. */
+/** What PostgreSQL sends for a timestamptz in a UTC session (the service's): no arithmetic needed. */
+const PG_UTC_TIMESTAMP = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00$/;
+
 export function pgTimestampToIso(text: string): string {
+  // Every row of every write answer passes through here: the common form is rewritten, not computed.
+  const plain = PG_UTC_TIMESTAMP.exec(text);
+  if (plain) return `${plain[1]}T${plain[2]}.${(plain[3] ?? '').padEnd(6, '0')}Z`;
   if (text === 'infinity' || text === '-infinity') return text;
   const match = PG_TIMESTAMP.exec(text);
   if (!match) throw new Error(`Unrecognised timestamp from PostgreSQL: ${text}`);
   const [, year, month, day, hour, minute, second, fraction = '', sign, offH = '0', offM = '0', offS = '0'] = match;
   const offsetSeconds = sign ? (sign === '-' ? -1 : 1) * (Number(offH) * 3600 + Number(offM) * 60 + Number(offS)) : 0;
-  const wholeSeconds = Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second)) / 1000 - offsetSeconds;
+  // Not Date.UTC(year, …): it reads years 0–99 as 1900–1999.
+  const local = new Date(0);
+  local.setUTCFullYear(Number(year), Number(month) - 1, Number(day));
+  local.setUTCHours(Number(hour), Number(minute), Number(second), 0);
+  const wholeSeconds = local.getTime() / 1000 - offsetSeconds;
   const utc = new Date(wholeSeconds * 1000);
   const iso = utc.toISOString(); // YYYY-MM-DDTHH:MM:SS.000Z
   return `${iso.slice(0, 19)}.${fraction.padEnd(6, '0')}Z`;
