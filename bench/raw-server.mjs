@@ -181,21 +181,28 @@ SELECT a.org, a.twin,
             JOIN twins t ON t.id = p.id) END AS body
   FROM a`;
 
-/** A filtered twin list (JSON:API page or geo FeatureCollection): count and page of `where`, in one statement. */
+/**
+ * A filtered twin list (JSON:API page or geo FeatureCollection): count and page of `where`, in one
+ * statement. A page that holds some rows but fewer than `size` is the last one, so it is its own count
+ * (offset + rows) and `count(*)` of the filter runs only for full or empty pages.
+ */
 function filteredTwinsSql({ where, orderBy, size, offset }, form) {
   const columns = form === 'geo' ? 't.id, t.location, t.name, t.description' : 't.*';
-  const page = `SELECT ${columns}, row_number() OVER (ORDER BY ${orderBy}) AS n FROM twins t WHERE ${where} ORDER BY ${orderBy} LIMIT ${size} OFFSET ${offset}`;
+  const page = `SELECT ${columns}, row_number() OVER (ORDER BY ${orderBy}) AS n FROM twins t
+                 WHERE (SELECT a.org FROM a) IS NOT NULL AND ${where} ORDER BY ${orderBy} LIMIT ${size} OFFSET ${offset}`;
   const body =
     form === 'geo'
       ? `(SELECT json_build_object('type', 'FeatureCollection', 'features', coalesce(json_agg(json_build_object(
             'id', f.id::text, 'type', 'Feature', 'geometry', ST_AsGeoJSON(f.location)::json,
             'properties', json_build_object('twin_id', f.id::text, 'name', f.name, 'description', f.description)) ORDER BY f.n), '[]'))::text
-            FROM (${page}) f)`
-      : `(SELECT json_agg(${form === 'own' ? TWIN_OWN_JSON : TWIN_LIST_JSON} ORDER BY t.n)::text FROM (${page}) t)`;
-  return `WITH ${AUTH}
-SELECT a.org, a.twin, CASE WHEN a.org IS NOT NULL THEN (SELECT count(*)::int FROM twins t WHERE ${where}) END AS count,
-       CASE WHEN a.org IS NOT NULL THEN ${body} END AS body
-  FROM a`;
+            FROM p f)`
+      : `(SELECT json_agg(${form === 'own' ? TWIN_OWN_JSON : TWIN_LIST_JSON} ORDER BY t.n)::text FROM p t)`;
+  return `WITH ${AUTH}, p AS MATERIALIZED (${page})
+SELECT a.org, a.twin, c.count, CASE WHEN a.org IS NOT NULL THEN ${body} END AS body
+  FROM a, LATERAL (SELECT CASE WHEN a.org IS NULL THEN NULL
+                               WHEN r.rows > 0 AND r.rows < ${size} THEN (${offset} + r.rows)::int
+                               ELSE (SELECT count(*)::int FROM twins t WHERE ${where}) END AS count
+                     FROM (SELECT count(*) AS rows FROM p) r) c`;
 }
 
 /** POST /events/ — $4 id, $5 name, $6 category, $7 data. Inserts only for a known twin of a member organization. */

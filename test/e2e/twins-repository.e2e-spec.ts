@@ -99,6 +99,21 @@ describe('TwinsRepository (SQL)', () => {
     expect(await page({ characteristics: [tag] }, { number: 2, size: 2, offset: 2 })).toEqual({ count: 4, names: ['B1', 'B3'] });
   });
 
+  it('counts exactly at every page position: a partial last page counts itself, full and empty pages count the filter', async () => {
+    const all = ['A1', 'A2', 'B1', 'B3'];
+    for (let size = 1; size <= 5; size++) {
+      for (let offset = 0; offset <= 6; offset++) {
+        const request = { number: Math.floor(offset / size) + 1, size, offset };
+        expect({ size, offset, ...(await page({ characteristics: [tag] }, request)) }).toEqual({ size, offset, count: 4, names: all.slice(offset, offset + size) });
+      }
+    }
+    // The map listing: three located twins, its last page holding one.
+    const last = await twins.featureCollection(caller, { characteristics: [tag] }, { number: 2, size: 2, offset: 2 });
+    expect({ count: Number(last.count), names: namesOf(last, 'features') }).toEqual({ count: 3, names: ['B1'] });
+    // Nothing matches: an empty first page counts 0.
+    expect(await page({ characteristics: [`rt-none-${randomUUID()}`] })).toEqual({ count: 0, names: [] });
+  });
+
   it('filters by bounding box and by distance, nearest first', async () => {
     const in_bbox = { minLon: 150.0, minLat: -40.01, maxLon: 150.01, maxLat: -40.0 };
     expect(await page({ characteristics: [tag], in_bbox })).toEqual({ count: 3, names: ['A1', 'A2', 'B1'] });
