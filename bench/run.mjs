@@ -7,7 +7,8 @@
 //
 // Options: --quick (100,000 twins, 3 s per scenario), --verify (only the document check; exit 1 on a
 // difference), --only <substring>[,<substring>…] (scenarios whose name contains one of them), --connections 8,50,
-// --no-build. Environment: PGURL_BASE (postgresql://postgres@127.0.0.1:5432).
+// --duration / --warmup (seconds), --scaling (with --only: the 100,000-twin comparison of those scenarios too;
+// a full run without --only always has it), --no-build. Environment: PGURL_BASE (postgresql://postgres@127.0.0.1:5432).
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -221,9 +222,10 @@ async function main() {
   // 1M may be at most MAX_SCALING_DROP below its rps on 100k (scenarios matched by position: the geo
   // and distance names carry dataset-specific counts).
   let scaling;
-  if (mode === 'full' && !only) {
+  if (mode === 'full' && (!only || flag('scaling'))) {
     const small = await prepare(await ensureData({ base, name: 'twin_bench_quick', mode: 'quick', root, log }), log);
-    const smallRows = await measure(scenarios(small), small, { label: '100k', peak: { rss: 0, hwm: 0 } });
+    const smallList = scenarios(small).filter((s) => !only || only.split(',').some((part) => s.name.includes(part)));
+    const smallRows = await measure(smallList, small, { label: '100k', peak: { rss: 0, hwm: 0 } });
     scaling = smallRows.map((r, i) => {
       const big = rows[i];
       const change = Math.round((big.service.rps / r.service.rps - 1) * 1000) / 1000;
