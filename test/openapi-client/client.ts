@@ -14,13 +14,18 @@ type SuccessStatus = 200 | 201 | 204;
 /** The operation the document has at `path` for `method`. */
 type OperationAt<P extends keyof paths, M extends Method> = Exclude<paths[P][M], undefined>;
 
-/** What a request of an operation takes: its path parameters (when it has any), query, headers and request document. */
-export type Input<O> = (O extends { parameters: { path: infer Path } } ? { path: Path } : { path?: undefined }) &
-  (O extends { parameters: { query?: infer Query } } ? { query?: Query } : unknown) &
-  (O extends { parameters: { header?: infer Header } } ? { headers?: Header } : unknown) &
-  (O extends { requestBody: { content: { [K in JsonApi]: infer Body } } }
+/**
+ * What a request of an operation takes: its path parameters (when it has any), query, headers and request
+ * document. Each test is wrapped (`[O] extends [...]`) so that it does not distribute over a union: while
+ * the compiler infers the path, O can be every operation at once, and four distributed tests intersected
+ * made a union of every combination (TS2590 once the document had one more query declaration).
+ */
+export type Input<O> = ([O] extends [{ parameters: { path: infer Path } }] ? { path: Path } : { path?: undefined }) &
+  ([O] extends [{ parameters: { query?: infer Query } }] ? { query?: Query } : unknown) &
+  ([O] extends [{ parameters: { header?: infer Header } }] ? { headers?: Header } : unknown) &
+  ([O] extends [{ requestBody: { content: { [K in JsonApi]: infer Body } } }]
     ? { body: Body }
-    : O extends { requestBody?: { content: { [K in JsonApi]: infer Body } } }
+    : [O] extends [{ requestBody?: { content: { [K in JsonApi]: infer Body } } }]
       ? { body?: Body }
       : { body?: undefined });
 
