@@ -94,7 +94,7 @@ const TWIN_DETAIL_JSON = `json_build_object('type', 'twins', 'id', t.id, 'attrib
   'relationships', ${ORGANIZATION_REL('t')})`;
 
 const EVENT_JSON = `json_build_object('type', 'events', 'id', e.id, 'attributes', json_build_object(
-    'name', e.name, 'category', e.category, 'data', e.data, 'timestamp', ${ts('e."timestamp"')}))`;
+    'name', e.name, 'category', e.category, 'data', e.data, 'timestamp', ${ts('e."timestamp"')}, 'occurred', ${ts('e.occurred')}))`;
 
 /** pg_notify of a written event `e` (select list part), as the service's event stream expects it. */
 const NOTIFY = (op) => `pg_notify('${NOTIFY_CHANNEL}', CASE WHEN octet_length(n.payload) <= ${NOTIFY_PAYLOAD_MAX} THEN n.payload

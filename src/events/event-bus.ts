@@ -9,6 +9,9 @@ export interface EventChange {
   id: string;
   /** The event as it was committed (created/updated); absent when too big for a notification. */
   resource?: ResourceObject;
+  /** A deletion's name and category as they were (stream filters); the other changes carry them in `resource`. */
+  name?: string;
+  category?: string;
 }
 
 export type ChangeHandler = (change: EventChange) => void;
@@ -96,11 +99,11 @@ export class PostgresEventBus extends EventBus {
 
 function parseNotification(payload: string): EventChange | undefined {
   try {
-    const parsed = JSON.parse(payload) as { op?: unknown; twin?: unknown; id?: unknown; resource?: ResourceObject };
+    const parsed = JSON.parse(payload) as { op?: unknown; twin?: unknown; id?: unknown; resource?: ResourceObject; name?: string; category?: string };
     if ((parsed.op !== 'created' && parsed.op !== 'updated' && parsed.op !== 'deleted') || typeof parsed.twin !== 'string' || typeof parsed.id !== 'string') {
       return undefined;
     }
-    return { op: parsed.op, twinId: parsed.twin, id: parsed.id, resource: parsed.resource };
+    return { op: parsed.op, twinId: parsed.twin, id: parsed.id, resource: parsed.resource, name: parsed.name, category: parsed.category };
   } catch {
     return undefined;
   }

@@ -19,10 +19,14 @@ export function canonicalJson(value: unknown): string {
   return `{${entries.join(',')}}`;
 }
 
-/** What identifies "the same request" for an idempotency key: the hash of the canonical attributes. */
-export function requestHash(attributes: { name: string; category: string; data: Record<string, unknown> }): string {
+/**
+ * What identifies "the same request" for an idempotency key: the hash of the canonical attributes and
+ * the client-generated id. `id` and `occurred` count only when given (null `occurred` is not given), so
+ * a request without them hashes as it did before they existed.
+ */
+export function requestHash(request: { id?: string; name: string; category: string; data: Record<string, unknown>; occurred?: string | null }): string {
   return createHash('sha256')
-    .update(canonicalJson({ name: attributes.name, category: attributes.category, data: attributes.data }))
+    .update(canonicalJson({ name: request.name, category: request.category, data: request.data, id: request.id, occurred: request.occurred ?? undefined }))
     .digest('hex');
 }
 

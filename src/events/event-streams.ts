@@ -4,7 +4,7 @@ import type { TwinTenant } from '../common/auth/tenant.js';
 import type { ResourceObject } from '../common/json-api/resource.js';
 import { eventIdentifier, eventResource } from './event.resource.js';
 import { EventBus, type EventChange } from './event-bus.js';
-import { EventsRepository } from './events.repository.js';
+import { EventsRepository, type StreamFilter } from './events.repository.js';
 
 /** Replayed rows read per query when a client resumes with `Last-Event-ID`. */
 export const REPLAY_BATCH = 500;
@@ -23,13 +23,35 @@ export type StreamMessage =
    * A change of the timeline. `data` is the JSON text of the event resource as committed (of its
    * identifier for `deleted`): serialised once per change and shared by every stream of the twin.
    */
-  | { readonly type: 'change'; readonly op: EventChange['op']; readonly id: string; readonly data: string };
+  | {
+      readonly type: 'change';
+      readonly op: EventChange['op'];
+      readonly id: string;
+      readonly data: string;
+      /** The event's name and category after the change (before it, for a deletion): what stream filters compare. */
+      readonly name?: string;
+      readonly category?: string;
+    };
 
 type ChangeMessage = Extract<StreamMessage, { type: 'change' }>;
+
+/**
+ * Where a replay continues: after this event in timeline order (`timestamp`, then id). A client resuming
+ * names only the id (its `Last-Event-ID`); the replay's own batches continue from the last row's
+ * timestamp and id, exactly, whatever ids look like (client-generated ones are random UUIDs).
+ */
+export interface ReplayPosition {
+  id: string;
+  timestamp?: string;
+}
+
+const positionOf = (resource: ResourceObject): ReplayPosition => ({ id: resource.id, timestamp: (resource.attributes as { timestamp: string }).timestamp });
 
 export interface OpenStreamOptions {
   /** Ends the stream (as `return()` does) when aborted. */
   signal?: AbortSignal;
+  /** Only changes of events of this name and/or category (the replay too). */
+  filter?: StreamFilter;
 }
 
 interface Queued {
@@ -38,7 +60,17 @@ interface Queued {
   bytes: number;
 }
 
-const changeMessage = (op: EventChange['op'], id: string, data: unknown): ChangeMessage => ({ type: 'change', op, id, data: JSON.stringify(data) });
+const changeMessage = (op: EventChange['op'], id: string, data: unknown, labels: { name?: string; category?: string } = {}): ChangeMessage => ({
+  type: 'change',
+  op,
+  id,
+  data: JSON.stringify(data),
+  ...labels,
+});
+const labelsOf = (resource: ResourceObject): { name?: string; category?: string } => {
+  const { name, category } = resource.attributes as { name?: string; category?: string };
+  return { name, category };
+};
 const sizeOf = (message: StreamMessage) => (message.type === 'change' ? message.data.length + message.id.length : 64);
 
 /**
@@ -54,7 +86,7 @@ export class TimelineStream implements AsyncIterableIterator<StreamMessage> {
   private pending: ChangeMessage[] | null;
   private readonly replayed = new Set<string>();
   /** Where the replay continues; undefined when there is none (left). */
-  private replayAfter: string | undefined;
+  private replayAfter: ReplayPosition | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private wake: (() => void) | undefined;
   /** Ordered pulls: a `next()` starts once the previous one has answered. */
@@ -66,12 +98,13 @@ export class TimelineStream implements AsyncIterableIterator<StreamMessage> {
 
   constructor(
     readonly tenant: TwinTenant,
-    resumeAfter: string | undefined,
+    resumeAfter: ReplayPosition | undefined,
     heartbeatMs: number,
-    private readonly readReplay: (after: string) => Promise<ResourceObject[]>,
+    private readonly readReplay: (after: ReplayPosition) => Promise<ResourceObject[]>,
     private readonly onEnd: (stream: TimelineStream) => void,
     private readonly logger: Logger,
     private readonly signal?: AbortSignal,
+    private readonly filter: StreamFilter = {},
   ) {
     this.replayAfter = resumeAfter;
     this.pending = resumeAfter === undefined ? null : [];
@@ -89,9 +122,11 @@ export class TimelineStream implements AsyncIterableIterator<StreamMessage> {
     return this.ended || this.closed;
   }
 
-  /** A committed change of this stream's twin. */
+  /** A committed change of this stream's twin; one its filter does not take is left out. */
   deliver(message: ChangeMessage): void {
     if (this.done) return;
+    if (this.filter.name !== undefined && message.name !== this.filter.name) return;
+    if (this.filter.category !== undefined && message.category !== this.filter.category) return;
     if (!this.pending) return this.push(message);
     // Held back, but held for this client all the same: a replay goes at the client's pace, so a slow
     // one would otherwise let them pile up.
@@ -176,7 +211,7 @@ export class TimelineStream implements AsyncIterableIterator<StreamMessage> {
   }
 
   /** Queues the next batch of stored events created after `after`; the last batch switches to live. */
-  private async replayBatch(after: string): Promise<void> {
+  private async replayBatch(after: ReplayPosition): Promise<void> {
     let resources: ResourceObject[];
     try {
       resources = await this.readReplay(after);
@@ -188,10 +223,10 @@ export class TimelineStream implements AsyncIterableIterator<StreamMessage> {
     if (this.done) return;
     for (const resource of resources) {
       this.replayed.add(resource.id);
-      this.queue.push({ message: changeMessage('created', resource.id, resource), bytes: 0 });
+      this.queue.push({ message: changeMessage('created', resource.id, resource, labelsOf(resource)), bytes: 0 });
     }
     if (resources.length === REPLAY_BATCH) {
-      this.replayAfter = resources[resources.length - 1].id;
+      this.replayAfter = positionOf(resources[resources.length - 1]);
       return;
     }
     this.replayAfter = undefined;
@@ -240,16 +275,17 @@ export class EventStreams implements BeforeApplicationShutdown, OnApplicationShu
    * Listens before the stream exists, so that nothing committed after the replay's first query can be
    * missed; a failure to listen rejects here, before anything was sent.
    */
-  async open(tenant: TwinTenant, resumeAfter: string | undefined, options: OpenStreamOptions = {}): Promise<TimelineStream> {
+  async open(tenant: TwinTenant, resumeAfter: ReplayPosition | undefined, options: OpenStreamOptions = {}): Promise<TimelineStream> {
     await this.bus.listen((change) => this.enqueue(change));
     const stream = new TimelineStream(
       tenant,
       resumeAfter,
       this.config.eventStreamHeartbeatMs,
-      async (after) => (await this.events.createdAfter(tenant, after, REPLAY_BATCH)).map(eventResource),
+      async (after) => (await this.events.createdAfter(tenant, after, REPLAY_BATCH, options.filter)).map(eventResource),
       (ended) => this.remove(ended),
       this.logger,
       options.signal,
+      options.filter,
     );
     if (!stream.done) this.add(stream);
     return stream;
@@ -285,7 +321,10 @@ export class EventStreams implements BeforeApplicationShutdown, OnApplicationShu
       if (!row) return; // deleted since; its deletion follows
       resource = eventResource(row);
     }
-    const message = changeMessage(change.op, change.id, change.op === 'deleted' ? eventIdentifier(change.id) : resource);
+    const message =
+      change.op === 'deleted'
+        ? changeMessage('deleted', change.id, eventIdentifier(change.id), { name: change.name, category: change.category })
+        : changeMessage(change.op, change.id, resource, labelsOf(resource!));
     for (const stream of [...streams]) stream.deliver(message);
   }
 

@@ -5,7 +5,7 @@ import { isoTimestampSql } from '../database/timestamps.js';
 import { events, type ColumnOf, type Row } from '../database/schema/index.js';
 
 /** An event as the wire forms need it: the columns the repository reads. */
-export const EVENT_COLUMNS = ['id', 'name', 'category', 'data', 'timestamp'] as const satisfies readonly ColumnOf<typeof events>[];
+export const EVENT_COLUMNS = ['id', 'name', 'category', 'data', 'timestamp', 'occurred'] as const satisfies readonly ColumnOf<typeof events>[];
 export type EventRow = Pick<Row<typeof events>, (typeof EVENT_COLUMNS)[number]>;
 
 export const EVENT_TYPE = 'events';
@@ -14,7 +14,7 @@ export function eventResource(row: EventRow): ResourceObject {
   return {
     type: EVENT_TYPE,
     id: row.id,
-    attributes: { name: row.name, category: row.category, data: row.data, timestamp: row.timestamp },
+    attributes: { name: row.name, category: row.category, data: row.data, timestamp: row.timestamp, occurred: row.occurred },
   };
 }
 
@@ -26,7 +26,13 @@ export function eventIdentifier(id: string): ResourceIdentifier {
 const eventSql = (e: string): ResourceSql => ({
   type: EVENT_TYPE,
   id: `${e}.id`,
-  attributes: { name: `${e}.name`, category: `${e}.category`, data: `${e}.data`, timestamp: isoTimestampSql(`${e}."timestamp"`) },
+  attributes: {
+    name: `${e}.name`,
+    category: `${e}.category`,
+    data: `${e}.data`,
+    timestamp: isoTimestampSql(`${e}."timestamp"`),
+    occurred: isoTimestampSql(`${e}.occurred`),
+  },
 });
 
 const eventJsonTexts = new SqlTexts();

@@ -10,8 +10,7 @@ import { sendEventStream, type SseFrame } from '../common/http/sse.js';
 import { ResourceBody, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
 import { ApiDocument, ApiErrors, ApiIfMatch, ApiQueryParameters, ApiRequestDocument, ApiTenant } from '../common/openapi/docs.js';
-import { NO_QUERY_PARAMETERS } from '../common/json-api/query.js';
-import { EVENT_QUERY, TIMELINE_QUERY, type EventQuery, type TimelineQuery } from './timeline-query.js';
+import { EVENT_QUERY, STREAM_QUERY, TIMELINE_QUERY, type EventQuery, type StreamQuery, type TimelineQuery } from './timeline-query.js';
 import { CreateEventAttributes, UpdateEventAttributes } from './dto/event.dto.js';
 import { MAX_EVENT_DATA_BYTES, readIdempotencyKey } from './event-data.js';
 import {
@@ -48,16 +47,18 @@ const STREAM_DESCRIPTION = [
   '```',
   'event: created            (or updated, deleted)',
   `id: ${EVENT_ID}`,
-  'data: {"type":"events","id":"…","attributes":{"name":…,"category":…,"data":{…},"timestamp":…}}',
+  'data: {"type":"events","id":"…","attributes":{"name":…,"category":…,"data":{…},"timestamp":…,"occurred":…}}',
   '```',
   '',
   '`data` is the event resource as committed (for `deleted`: `{"type":"events","id":…}`). Comment lines',
   '(`: heartbeat …`) keep idle connections open (EVENT_STREAM_HEARTBEAT_MS, 15 s by default); `retry:`',
   'suggests a reconnection delay. Resuming: send `Last-Event-ID: <EVENT_ID>` (EventSource does this itself)',
-  'and the stored events of the timeline created after that id (UUIDv7 ids sort by creation time) are',
+  'and the stored events that follow that event on the timeline (by `timestamp`, then id) are',
   'sent first, as `created` messages with their current content, then the live changes. Updates and',
-  'deletions that happened while disconnected are not replayed. Errors before the stream opens',
-  '(tenant headers, a malformed `Last-Event-ID`) are JSON:API error documents.',
+  'deletions that happened while disconnected are not replayed. `name` and `category` limit the stream',
+  '(replay included) to changes of events of that name and/or category, as the event is after the change',
+  '(a deletion: as it was; an event renamed away from the filter is not followed). Errors before the stream',
+  'opens (tenant headers, a malformed `Last-Event-ID`, an unknown parameter) are JSON:API error documents.',
 ].join('\n');
 
 @ApiTags('events')
@@ -75,7 +76,10 @@ export class EventsController {
   @ApiOperation({
     summary: "Add an event to the X-Twin twin's timeline",
     description: [
-      'The service makes the id (a UUIDv7, so ids sort by time) and the timestamp (microseconds). `name` and',
+      'The service makes the timestamp (its receipt time, microseconds) and, unless the document names one, the id',
+      '(a UUIDv7, so ids sort by time). Apps that record offline may send their own id (`data.id`, any UUID;',
+      'anything else is a 400, an id already taken — on any timeline — a 409 `id_exists`) and `occurred`, the',
+      "device's time of the event. `name` and",
       `\`category\`: 1–255 characters; \`data\`: a JSON object of at most ${MAX_EVENT_DATA_BYTES} bytes serialised as`,
       'compact JSON — larger is a 400 with pointer `/data/attributes/data` (the request as a whole may be up',
       'to the 1 MiB body limit, above which it is a 413). The 201 is sent after the event is committed.',
@@ -101,19 +105,19 @@ export class EventsController {
     },
   })
   @ApiErrors({
-    400: '`invalid_document`: an unknown (`timestamp` included) or invalid attribute (`source.pointer`); `invalid_header`: a tenant header or a malformed `Idempotency-Key`.',
-    403: '`client_generated_id`: the document has a `data.id`; `forbidden`: a tenant header (`source.header`).',
-    409: '`type_mismatch`: `data.type` is not `events`; `conflict`: a request with the same `Idempotency-Key` is still unfinished (retry).',
+    400: '`invalid_document`: an unknown (`timestamp` included) or invalid attribute, or a `data.id` that is not a UUID (`source.pointer`); `invalid_header`: a tenant header or a malformed `Idempotency-Key`.',
+    403: '`forbidden`: a tenant header (`source.header`).',
+    409: '`type_mismatch`: `data.type` is not `events`; `id_exists`: an event with the `data.id` exists (`source.pointer` `/data/id`); `conflict`: a request with the same `Idempotency-Key` is still unfinished (retry).',
     422: '`idempotency_key_reused`: the `Idempotency-Key` was used with other attributes (`source.header`).',
   })
   async create(
     @Tenant() tenant: TwinTenant,
-    @ResourceBody({ type: 'events', attributes: CreateEventAttributes }) document: ResourceDocument<CreateEventAttributes>,
+    @ResourceBody({ type: 'events', attributes: CreateEventAttributes, id: 'client' }) document: ResourceDocument<CreateEventAttributes>,
     @Headers('idempotency-key') idempotencyKey: string | string[] | undefined,
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    const created = await this.events.create(tenant, document.attributes, readIdempotencyKey(idempotencyKey));
+    const created = await this.events.create(tenant, document, readIdempotencyKey(idempotencyKey));
     reply.status(201).header('location', absoluteUrl(request, `/events/${created.resource.id}`, this.config.publicUrl));
     if (created.replayed) reply.header('idempotent-replayed', 'true');
     return created.resource;
@@ -134,6 +138,7 @@ export class EventsController {
 
   @Get('stream')
   @ApiOperation({ summary: "Live stream of the X-Twin twin's timeline (server-sent events)", description: STREAM_DESCRIPTION })
+  @ApiQueryParameters(STREAM_QUERY)
   @ApiHeader({ name: 'Last-Event-ID', required: false, schema: { type: 'string', format: 'uuid' }, description: 'Resume after this event id (replays stored events created after it); malformed: a 400.' })
   @ApiProduces('text/event-stream')
   @ApiOkResponse({
@@ -147,13 +152,13 @@ export class EventsController {
   })
   async stream(
     @Tenant() tenant: TwinTenant,
-    @Query(NO_QUERY_PARAMETERS) _query: unknown,
+    @Query(STREAM_QUERY) query: StreamQuery,
     @Headers('last-event-id') lastEventId: string | string[] | undefined,
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
     // Refusals (headers, parameters, the listening connection) are thrown here, as JSON:API errors.
-    const messages = await this.events.stream(tenant, lastEventId);
+    const messages = await this.events.stream(tenant, lastEventId, { filter: { name: query.name, category: query.category } });
     await sendEventStream(request, reply, messages, eventStreamFrame);
   }
 
@@ -176,7 +181,7 @@ export class EventsController {
       'Keys of `attributes.data` are merged into the stored data, shallowly: a key with a value replaces the',
       'stored value (objects wholesale), a key set to `null` is removed, keys not named are kept. `name` and',
       `\`category\` may change too. The merged data must still fit ${MAX_EVENT_DATA_BYTES} bytes (400 otherwise).`,
-      'The timestamp does not change. Events of other twins answer 404.',
+      'The timestamp does not change; `occurred` changes when given (`null` clears it). Events of other twins answer 404.',
     ].join('\n'),
   })
   @ApiParam({ name: 'id', example: EVENT_ID })

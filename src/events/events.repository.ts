@@ -13,6 +13,12 @@ import { EVENT_COLUMNS, eventJsonSql, type EventRow } from './event.resource.js'
 export type { EventRow };
 
 
+/** What a stream is limited to (`GET /events/stream?name=…&category=…`). */
+export interface StreamFilter {
+  name?: string;
+  category?: string;
+}
+
 export interface TimelineFilter {
   name?: string;
   category?: string;
@@ -27,6 +33,7 @@ export interface NewEvent {
   name: string;
   category: string;
   data: Record<string, unknown>;
+  occurred: string | null;
 }
 
 export interface EventChanges {
@@ -38,6 +45,8 @@ export interface EventChanges {
    * kept; nulls nested inside a value are ordinary values.
    */
   data?: Record<string, unknown>;
+  /** The device's time of the event; null clears it, undefined keeps it. */
+  occurred?: string | null;
 }
 
 export type IdempotencyRecord = Pick<Row<typeof idempotencyKeys>, 'request_hash' | 'response_status'> & { response_body: ResourceObject | null };
@@ -52,6 +61,10 @@ export type VersionedEvent = EventRow & { version: string };
 
 /** A PATCH's data ($6) merged into the stored data: keys set, keys the patch sets to null removed. */
 const MERGED_DATA = `(data || $6::jsonb) - ARRAY(SELECT key FROM jsonb_each($6::jsonb) WHERE value = 'null'::jsonb)`;
+
+/** The creation millisecond a UUIDv7 carries in its first 48 bits (uuidv7.ts); null for other versions. */
+const UUIDV7_TIME = (id: string) =>
+  `CASE WHEN substr(${id}::text, 15, 1) = '7' THEN to_timestamp(('x' || substr(replace(${id}::text, '-', ''), 1, 12))::bit(48)::bigint / 1000.0) END`;
 
 /** PostgreSQL's NOTIFY payload limit is 8000 bytes; bigger events are announced by id only. */
 const NOTIFY_PAYLOAD_MAX = 7900;
@@ -82,7 +95,11 @@ export interface TimelineDocument {
 function notifySql(channel: string | null, op: 'created' | 'updated' | 'deleted'): { select: string; from: string } {
   if (!channel) return { select: '', from: '' };
   const reference = `json_build_object('op', '${op}', 'twin', e.twin_id, 'id', e.id)::text`;
-  if (op === 'deleted') return { select: `, pg_notify('${channel}', ${reference}) AS notified`, from: '' };
+  if (op === 'deleted') {
+    // A deletion's name and category go along, for streams that filter by them.
+    const deletion = `json_build_object('op', 'deleted', 'twin', e.twin_id, 'id', e.id, 'name', e.name, 'category', e.category)::text`;
+    return { select: `, pg_notify('${channel}', ${deletion}) AS notified`, from: '' };
+  }
   return {
     select: `, pg_notify('${channel}', CASE WHEN octet_length(n.payload) <= ${NOTIFY_PAYLOAD_MAX} THEN n.payload ELSE ${reference} END) AS notified`,
     from: `, LATERAL (SELECT json_build_object('op', '${op}', 'twin', e.twin_id, 'id', e.id, 'resource', ${EVENT_JSON})::text AS payload) n`,
@@ -98,16 +115,18 @@ function notifySql(channel: string | null, op: 'created' | 'updated' | 'deleted'
 export class EventsRepository {
   constructor(private readonly sql: Sql) {}
 
-  async insert(tenant: TwinTenant, event: NewEvent, channel: string | null): Promise<VersionedEvent> {
+  /** Stores a new event; undefined when its id is taken (a client-generated id used before, on any timeline). */
+  async insert(tenant: TwinTenant, event: NewEvent, channel: string | null): Promise<VersionedEvent | undefined> {
     const notify = notifySql(channel, 'created');
     const rows: VersionedEvent[] = await this.sql.query(
       `WITH e AS (
-         INSERT INTO events (id, organization_id, twin_id, name, category, data)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb)
+         INSERT INTO events (id, organization_id, twin_id, name, category, data, occurred)
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::timestamptz)
+         ON CONFLICT (id) DO NOTHING
          RETURNING *
        )
        SELECT ${COLUMNS}, ${VERSION} AS version${notify.select} FROM e${notify.from}`,
-      [event.id, tenant.organization.id, tenant.twin.id, event.name, event.category, JSON.stringify(event.data)],
+      [event.id, tenant.organization.id, tenant.twin.id, event.name, event.category, JSON.stringify(event.data), event.occurred],
     );
     return rows[0];
   }
@@ -149,6 +168,7 @@ export class EventsRepository {
             SET name = COALESCE($4, name),
                 category = COALESCE($5, category),
                 data = ${MERGED_DATA},
+                occurred = CASE WHEN $9::boolean THEN $10::timestamptz ELSE occurred END,
                 modified = now()
           WHERE id = $1 AND twin_id = $2 AND organization_id = $3
             AND ($7::int IS NULL OR octet_length((${MERGED_DATA})::text) <= $7::int)
@@ -156,24 +176,38 @@ export class EventsRepository {
          RETURNING *
        )
        SELECT ${COLUMNS}, ${VERSION} AS version${notify.select} FROM e${notify.from}`,
-      [id, tenant.twin.id, tenant.organization.id, changes.name ?? null, changes.category ?? null, JSON.stringify(changes.data ?? {}), maxDataTextBytes, versions],
+      [
+        id,
+        tenant.twin.id,
+        tenant.organization.id,
+        changes.name ?? null,
+        changes.category ?? null,
+        JSON.stringify(changes.data ?? {}),
+        maxDataTextBytes,
+        versions,
+        changes.occurred !== undefined,
+        changes.occurred ?? null,
+      ],
     );
     return rows[0];
   }
 
-  /** True when the event existed on the tenant's timeline (at one of `versions`, when given) and is gone now. */
-  async delete(tenant: TwinTenant, id: string, channel: string | null, versions: string[] | null = null): Promise<boolean> {
+  /**
+   * Deletes an event of the tenant's timeline (at one of `versions`, when given); its name and category
+   * as they were, or undefined when there was no such event.
+   */
+  async delete(tenant: TwinTenant, id: string, channel: string | null, versions: string[] | null = null): Promise<Pick<EventRow, 'name' | 'category'> | undefined> {
     const notify = notifySql(channel, 'deleted');
-    const rows: unknown[] = await this.sql.query(
+    const rows: Pick<EventRow, 'name' | 'category'>[] = await this.sql.query(
       `WITH e AS (
          DELETE FROM events WHERE id = $1 AND twin_id = $2 AND organization_id = $3
             AND ($4::text[] IS NULL OR ${microsSql('modified')} = ANY ($4::text[]))
-         RETURNING id, twin_id
+         RETURNING id, twin_id, name, category
        )
-       SELECT e.id${notify.select} FROM e`,
+       SELECT e.name, e.category${notify.select} FROM e`,
       [id, tenant.twin.id, tenant.organization.id, versions],
     );
-    return rows.length > 0;
+    return rows[0];
   }
 
   /**
@@ -213,14 +247,21 @@ export class EventsRepository {
     return (await this.sql.query(sql, params.values))[0];
   }
 
-  /** Events created after `afterId` (UUIDv7 order = creation order), oldest first: the stream's replay. */
-  async createdAfter(tenant: TwinTenant, afterId: string, limit: number): Promise<EventRow[]> {
+  /**
+   * The stream's replay: events after `after` in timeline order (`timestamp`, then id; an index range scan
+   * of events_timeline_idx), oldest first. A position without its timestamp (a client's Last-Event-ID)
+   * takes the event's; an event deleted since has none, and a UUIDv7 id then gives its creation
+   * millisecond (what follows it is replayed, perhaps with a few events before it: at least once).
+   */
+  async createdAfter(tenant: TwinTenant, after: { id: string; timestamp?: string }, limit: number, filter: StreamFilter = {}): Promise<EventRow[]> {
     return this.sql.query(
       `SELECT ${COLUMNS} FROM events e
-        WHERE e.twin_id = $1 AND e.organization_id = $2 AND e.id > $3
-        ORDER BY e.id
-        LIMIT $4`,
-      [tenant.twin.id, tenant.organization.id, afterId, limit],
+        WHERE e.twin_id = $1 AND e.organization_id = $2
+          AND (e."timestamp", e.id) > (coalesce($4::timestamptz, (SELECT a."timestamp" FROM events a WHERE a.id = $3 AND a.twin_id = $1), ${UUIDV7_TIME('$3')}), $3::uuid)
+          AND ($6::text IS NULL OR e.name = $6) AND ($7::text IS NULL OR e.category = $7)
+        ORDER BY e."timestamp", e.id
+        LIMIT $5`,
+      [tenant.twin.id, tenant.organization.id, after.id, after.timestamp ?? null, limit, filter.name ?? null, filter.category ?? null],
     );
   }
 

@@ -15,8 +15,8 @@ import type { CreateEventAttributes, UpdateEventAttributes } from './dto/event.d
 import { MAX_EVENT_DATA_BYTES, requestHash, serializedSize } from './event-data.js';
 import { EventBus, type EventChange } from './event-bus.js';
 import { eventResource } from './event.resource.js';
-import { EventStreams, type OpenStreamOptions, type StreamMessage } from './event-streams.js';
-import { EventsRepository, type EventChanges, type VersionedEvent } from './events.repository.js';
+import { EventStreams, type OpenStreamOptions, type ReplayPosition, type StreamMessage } from './event-streams.js';
+import { EventsRepository, type EventChanges, type NewEvent, type VersionedEvent } from './events.repository.js';
 import type { EventQuery, TimelineQuery } from './timeline-query.js';
 import { uuidv7 } from './uuidv7.js';
 
@@ -45,19 +45,21 @@ export class EventsService {
   ) {}
 
   /**
-   * Stores a new event; answers only after its commit. With an idempotency key, the key is claimed
-   * (INSERT … ON CONFLICT on its unique key) in the same transaction as the event: a concurrent retry
-   * waits for that transaction and then finds the key taken, so one key never makes two events.
+   * Stores a new event; answers only after its commit. Its id is the client's when the document has one
+   * (apps that record offline name their events; an id already taken is a 409), else a new UUIDv7.
+   * With an idempotency key, the key is claimed (INSERT … ON CONFLICT on its unique key) in the same
+   * transaction as the event: a concurrent retry waits for that transaction and then finds the key
+   * taken, so one key never makes two events.
    */
-  async create(tenant: TwinTenant, attributes: CreateEventAttributes, idempotencyKey: string | undefined): Promise<CreatedEvent> {
-    const event = { id: uuidv7(), name: attributes.name, category: attributes.category, data: attributes.data };
+  async create(tenant: TwinTenant, document: ResourceDocument<CreateEventAttributes>, idempotencyKey: string | undefined): Promise<CreatedEvent> {
+    const { name, category, data, occurred = null } = document.attributes;
+    const event = { id: document.id ?? uuidv7(), name, category, data, occurred };
     if (idempotencyKey === undefined) {
-      const row = await this.events.insert(tenant, event, this.bus.channel);
-      const resource = eventResource(row);
-      this.bus.committed({ op: 'created', twinId: tenant.twin.id, id: row.id, resource });
+      const resource = eventResource(await this.insert(tenant, event));
+      this.bus.committed({ op: 'created', twinId: tenant.twin.id, id: resource.id, resource });
       return { resource, replayed: false };
     }
-    const hash = requestHash(attributes);
+    const hash = requestHash({ ...event, id: document.id });
     const outcome = await this.sql.transaction(async () => {
       const owned = await this.events.claimIdempotencyKey(tenant, idempotencyKey, hash, IDEMPOTENCY_RETENTION_HOURS);
       if (!owned) {
@@ -68,14 +70,19 @@ export class EventsService {
         }
         return { resource: earlier.response_body, replayed: true };
       }
-      const row = await this.events.insert(tenant, event, this.bus.channel);
-      const resource = eventResource(row);
+      const resource = eventResource(await this.insert(tenant, event));
       await this.events.completeIdempotencyKey(tenant, idempotencyKey, 201, resource);
       return { resource, replayed: false };
     });
     if (!outcome.replayed) this.bus.committed({ op: 'created', twinId: tenant.twin.id, id: outcome.resource.id, resource: outcome.resource });
     this.purgeKeysNowAndThen();
     return outcome;
+  }
+
+  private async insert(tenant: TwinTenant, event: NewEvent): Promise<VersionedEvent> {
+    const row = await this.events.insert(tenant, event, this.bus.channel);
+    if (!row) throw conflict(`An event with the id ${event.id} exists already.`, { pointer: '/data/id' }, 'id_exists');
+    return row;
   }
 
   /** `GET /events/<EVENT_ID>`, tagged with the event's version (a conditional GET reads only the version). */
@@ -113,8 +120,8 @@ export class EventsService {
    */
   async update(tenant: TwinTenant, id: string, document: ResourceDocument<UpdateEventAttributes>, precondition?: Precondition): Promise<Tagged<ResourceObject>> {
     assertIdMatchesPath(document.id, id);
-    const { name, category, data } = document.attributes;
-    const changes = { name, category, data };
+    const { name, category, data, occurred } = document.attributes;
+    const changes = { name, category, data, occurred };
     const versions = precondition && !precondition.any ? precondition.versions : null;
     const row =
       (await this.events.update(tenant, id, changes, this.bus.channel, { maxDataTextBytes: MAX_EVENT_DATA_BYTES, versions })) ??
@@ -145,7 +152,7 @@ export class EventsService {
     const versions = precondition && !precondition.any ? precondition.versions : null;
     const deleted = await this.events.delete(tenant, id, this.bus.channel, versions);
     if (!deleted) throw await this.missing(tenant, id, versions);
-    const change: EventChange = { op: 'deleted', twinId: tenant.twin.id, id };
+    const change: EventChange = { op: 'deleted', twinId: tenant.twin.id, id, name: deleted.name, category: deleted.category };
     this.bus.committed(change);
   }
 
@@ -158,10 +165,10 @@ export class EventsService {
     lastEventId: string | string[] | undefined,
     options: OpenStreamOptions = {},
   ): Promise<AsyncIterableIterator<StreamMessage>> {
-    let resumeAfter: string | undefined;
+    let resumeAfter: ReplayPosition | undefined;
     if (lastEventId !== undefined && lastEventId !== '') {
       if (typeof lastEventId !== 'string' || !isUuid(lastEventId.trim())) throw invalidHeader('Last-Event-ID', 'Last-Event-ID must be an event id.');
-      resumeAfter = lastEventId.trim().toLowerCase();
+      resumeAfter = { id: lastEventId.trim().toLowerCase() };
     }
     return this.streams.open(tenant, resumeAfter, options);
   }

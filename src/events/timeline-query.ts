@@ -14,6 +14,13 @@ export const TIMELINE_QUERY = declareQuery(
 
 export type TimelineQuery = QueryOf<typeof TIMELINE_QUERY.parameters, true>;
 
+/** `GET /events/stream`: only the changes of events of this name and/or category (what the timeline's filters mean). */
+export const STREAM_QUERY = declareQuery({
+  name: param.text('Only changes of events of this name (exact match; a deletion by the name the event had).'),
+  category: param.text('Only changes of events of this category (exact match).'),
+});
+export type StreamQuery = QueryOf<typeof STREAM_QUERY.parameters>;
+
 /** `GET /events/<EVENT_ID>`: sparse fieldsets only. */
 export const EVENT_QUERY = declareQuery({}, { fields: { events: EVENT_FIELDS } });
 export type EventQuery = QueryOf<typeof EVENT_QUERY.parameters>;

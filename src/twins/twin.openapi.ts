@@ -193,10 +193,10 @@ export const TWIN_GEO_LISTING = {
 export const TWIN_CREATE_REQUEST = {
   schema: requestDocument('TwinCreateDocument', {
     type: 'twins',
-    description: '`{data: {type: "twins", attributes}}` with dasherized attribute names; only `name` is required.',
+    description: '`{data: {type: "twins", id?, attributes}}` with dasherized attribute names; only `name` is required. `id`: a UUID the client chose, or none (the service makes one).',
     attributes: { $ref: getSchemaPath(CreateTwinAttributes) },
     attributesRequired: true,
-    id: 'forbidden',
+    id: 'client',
     closes: ['PersonalityAttributes'],
   }),
   examples: {

@@ -89,19 +89,20 @@ export class TwinsController {
     summary: "Create a twin in the caller's organization",
     description:
       'Attribute names are dasherized as in the list form (`phone-number`, `meta-data`, `opening-hours`); only `name` is required. ' +
-      'Answers 201 with the detail form and a `Location` header (the absolute URL of `GET /twins/<TWIN_ID>/`). The calling account becomes the owner (`is_personal`).',
+      'Answers 201 with the detail form and a `Location` header (the absolute URL of `GET /twins/<TWIN_ID>/`). The calling account becomes the owner (`is_personal`). ' +
+      'The service makes the id unless the document names one: apps that create twins offline may send `data.id` (a UUID; anything else is a 400, an id already taken a 409 `id_exists`).',
   })
   @ApiTenant()
   @ApiRequestDocument(TWIN_CREATE_REQUEST.schema, { description: 'A twins document.', examples: TWIN_CREATE_REQUEST.examples })
   @ApiDocument(201, TWIN_DETAIL, { description: '`{data: twin}` (detail form)', headers: LOCATION_HEADER })
   @ApiErrors({
-    400: '`invalid_document`: an unknown or invalid attribute (`source.pointer`; one error object per problem), a connection the caller cannot see; `invalid_header`: a tenant header.',
-    403: '`client_generated_id`: the document has a `data.id`; `forbidden`: a tenant header (`source.header`).',
-    409: '`type_mismatch`: `data.type` is not `twins`.',
+    400: '`invalid_document`: an unknown or invalid attribute (`source.pointer`; one error object per problem), a connection the caller cannot see, a `data.id` that is not a UUID; `invalid_header`: a tenant header.',
+    403: '`forbidden`: a tenant header (`source.header`).',
+    409: '`type_mismatch`: `data.type` is not `twins`; `id_exists`: a twin with the `data.id` exists (`source.pointer` `/data/id`).',
   })
   async create(
     @Tenant() tenant: Tenant,
-    @ResourceBody({ type: 'twins', attributes: CreateTwinAttributes }) document: ResourceDocument<CreateTwinAttributes>,
+    @ResourceBody({ type: 'twins', attributes: CreateTwinAttributes, id: 'client' }) document: ResourceDocument<CreateTwinAttributes>,
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {

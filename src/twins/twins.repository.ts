@@ -405,16 +405,22 @@ export class TwinsRepository {
   }
 
   /** Creates a twin in the caller's organization, owned by the calling account. */
-  async create(tenant: Tenant, changes: TwinChanges): Promise<VersionedTwin> {
+  /** A new twin of the caller's organization, under `id` when the client chose one; undefined when that id is taken. */
+  async create(tenant: Tenant, changes: TwinChanges, id?: string): Promise<VersionedTwin | undefined> {
     const p = new SqlParams();
     const columns = ['organization_id', 'owner_account_id'];
     const values = [p.add(tenant.organization.id, '::uuid'), p.add(tenant.account.id, '::uuid')];
+    if (id !== undefined) {
+      columns.push('id');
+      values.push(p.add(id, '::uuid'));
+    }
     for (const [column, value] of this.assignments(p, changes)) {
       columns.push(column);
       values.push(value);
     }
     const rows: VersionedTwin[] = await this.sql.query(
-      `INSERT INTO twins AS t (${columns.join(', ')}) VALUES (${values.join(', ')}) RETURNING ${COLUMNS}, ${versionSql('t')} AS version`,
+      `INSERT INTO twins AS t (${columns.join(', ')}) VALUES (${values.join(', ')})
+       ON CONFLICT (id) DO NOTHING RETURNING ${COLUMNS}, ${versionSql('t')} AS version`,
       p.values,
     );
     return rows[0];

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Tenant } from '../common/auth/tenant.js';
 import { ConcurrencyLimit } from '../common/concurrency.js';
-import { invalidDocument, invalidParameter, notFound, preconditionFailed } from '../common/json-api/api-error.js';
+import { conflict, invalidDocument, invalidParameter, notFound, preconditionFailed } from '../common/json-api/api-error.js';
 import { RawBody, Tagged, versionedRead, type Conditional } from '../common/json-api/envelope.js';
 import { versionEtag, type Precondition } from '../common/http/conditional.js';
 import { cursorPageOfJson, cursorRequest, cursorScope, CursorCodec, type CursorPage } from '../common/json-api/cursor.js';
@@ -116,10 +116,12 @@ export class TwinsService {
     });
   }
 
-  /** `POST /my/twins/` */
+  /** `POST /my/twins/`, under the client's id when the document names one (a taken id is a 409, whoever's twin it is). */
   async create(tenant: Tenant, document: ResourceDocument<TwinAttributes>): Promise<Tagged<ResourceObject>> {
-    const changes = await this.changes(tenant, document, undefined);
-    const row = await this.twins.create(tenant, changes);
+    // With the client's id known, a connection to itself is refused as on a change.
+    const changes = await this.changes(tenant, document, document.id);
+    const row = await this.twins.create(tenant, changes, document.id);
+    if (!row) throw conflict(`A twin with the id ${document.id} exists already.`, { pointer: '/data/id' }, 'id_exists');
     return new Tagged(twinDetailResource(row), versionEtag(row.version));
   }
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { TwinTenant } from '../../src/common/auth/tenant';
 import { ApiError } from '../../src/common/json-api/api-error';
 import type { ResourceDocument } from '../../src/common/json-api/resource-body';
@@ -80,7 +81,8 @@ describe('EventsService.stream: the timeline as an async iterator', () => {
     return opened;
   }
 
-  const create = (name: string, data: Record<string, unknown> = {}, on = tenant) => events.create(on, { name, category: 'iterator', data }, undefined);
+  const create = (name: string, data: Record<string, unknown> = {}, on = tenant) =>
+    events.create(on, { attributes: { name, category: 'iterator', data }, present: new Set(['name', 'category', 'data']), relationships: {} }, undefined);
 
   it('opens with the twin, then yields created, updated and deleted changes as committed, in order', async () => {
     const messages = await stream();
@@ -89,11 +91,11 @@ describe('EventsService.stream: the timeline as an async iterator', () => {
     const updated = (await events.update(tenant, created.resource.id, updateDocument(created.resource.id, { steps: 2 }))).value;
     await events.delete(tenant, created.resource.id, undefined);
     const [first, second, third] = await changes(messages, 3);
-    expect(first).toEqual({ type: 'change', op: 'created', id: created.resource.id, data: expect.any(String) });
+    expect(first).toEqual({ type: 'change', op: 'created', id: created.resource.id, data: expect.any(String), name: 'walk', category: 'iterator' });
     expect(JSON.parse(first.data)).toEqual(created.resource);
     expect(second.op).toBe('updated');
     expect(JSON.parse(second.data)).toEqual(updated);
-    expect(third).toEqual({ type: 'change', op: 'deleted', id: created.resource.id, data: JSON.stringify({ type: 'events', id: created.resource.id }) });
+    expect(third).toEqual({ type: 'change', op: 'deleted', id: created.resource.id, data: JSON.stringify({ type: 'events', id: created.resource.id }), name: 'walk', category: 'iterator' });
   });
 
   it('only changes of its own twin arrive', async () => {
@@ -124,6 +126,61 @@ describe('EventsService.stream: the timeline as an async iterator', () => {
     const live = await create('live', {}, own);
     const [next] = await changes(messages, 1);
     expect(next.id).toBe(live.resource.id);
+  });
+
+  it('Last-Event-ID resumes in timeline order whatever the ids: client-generated ones, and a deleted UUIDv7 one', async () => {
+    const own = twinTenant(await app.tenant({ organization: 'Client ids org', twin: 'Offline' }));
+    const named = (id: string, name: string) =>
+      events.create(own, { id, attributes: { name, category: 'offline', data: {} }, present: new Set(['name', 'category', 'data']), relationships: {} }, undefined);
+    // Created in this order; by id they would sort the other way round.
+    const high = await named(`ffffffff${randomUUID().slice(8)}`, 'high');
+    const low = await named(`00000000-0000-4000-8000-${randomUUID().slice(-12)}`, 'low');
+    const middle = await named(randomUUID(), 'middle');
+    const resumed = await stream(high.resource.id, own);
+    await nextMessage(resumed);
+    expect((await changes(resumed, 2)).map((message) => message.id)).toEqual([low.resource.id, middle.resource.id]);
+
+    // The event named by Last-Event-ID is gone: its UUIDv7 says when it was made (to the millisecond,
+    // so the events before it are a few milliseconds older here).
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const gone = await create('gone', {}, own);
+    const after = await create('after', {}, own);
+    await events.delete(own, gone.resource.id, undefined);
+    const again = await stream(gone.resource.id, own);
+    await nextMessage(again);
+    expect((await changes(again, 1))[0].id).toBe(after.resource.id);
+  });
+
+  it('name and category filters: only changes of matching events, deletions by the name they had, the replay too', async () => {
+    const own = twinTenant(await app.tenant({ organization: 'Filter org', twin: 'Filtered' }));
+    const add = (name: string, category: string) =>
+      events.create(own, { attributes: { name, category, data: {} }, present: new Set(['name', 'category', 'data']), relationships: {} }, undefined);
+    const walks = await stream(undefined, own, { filter: { name: 'walk' } });
+    const sport = await stream(undefined, own, { filter: { name: 'walk', category: 'sport' } });
+    await nextMessage(walks);
+    await nextMessage(sport);
+    const run = await add('run', 'sport');
+    const walk = await add('walk', 'leisure');
+    const sportyWalk = await add('walk', 'sport');
+    await events.update(own, run.resource.id, updateDocument(run.resource.id, { km: 5 }));
+    await events.update(own, walk.resource.id, updateDocument(walk.resource.id, { km: 2 }));
+    await events.delete(own, run.resource.id, undefined);
+    await events.delete(own, walk.resource.id, undefined);
+    const seen = (messages: Awaited<ReturnType<typeof changes>>) => messages.map((message) => `${message.op} ${message.id}`);
+    expect(seen(await changes(walks, 4))).toEqual([
+      `created ${walk.resource.id}`,
+      `created ${sportyWalk.resource.id}`,
+      `updated ${walk.resource.id}`,
+      `deleted ${walk.resource.id}`,
+    ]);
+    expect(seen(await changes(sport, 1))).toEqual([`created ${sportyWalk.resource.id}`]);
+    // Nothing else was waiting: the next thing either stream yields is a heartbeat or nothing.
+    const more = await Promise.race([changes(sport, 1).then(() => 'more', () => 'none'), new Promise((resolve) => setTimeout(() => resolve('none'), 300))]);
+    expect(more).toBe('none');
+
+    const replayed = await stream(run.resource.id, own, { filter: { category: 'sport' } });
+    await nextMessage(replayed);
+    expect(seen(await changes(replayed, 1))).toEqual([`created ${sportyWalk.resource.id}`]);
   });
 
   it('a malformed Last-Event-ID or an unknown parameter is refused before any stream exists', async () => {

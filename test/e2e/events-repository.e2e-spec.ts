@@ -34,7 +34,7 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
   /** Stores `stored`, applies `patch` through the repository, returns the data as PostgreSQL holds it. */
   async function merge(stored: unknown, patch: unknown): Promise<unknown> {
     const id = uuidv7();
-    await repository.insert(tenant, { id, name: 'merge', category: 'test', data: stored as Record<string, unknown> }, null);
+    await repository.insert(tenant, { id, name: 'merge', category: 'test', data: stored as Record<string, unknown>, occurred: null }, null);
     const updated = await sql.transaction(() => repository.update(tenant, id, { data: patch as Record<string, unknown> }, null));
     const [row] = await app.dataSource.query('SELECT data::text AS data FROM events WHERE id = $1', [id]);
     expect(updated?.data).toEqual(JSON.parse(row.data));
@@ -43,7 +43,7 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
 
   it('with a bound on the merged data text, changes nothing and answers undefined when the merge is over it', async () => {
     const id = uuidv7();
-    await repository.insert(tenant, { id, name: 'bound', category: 'test', data: { a: 'x'.repeat(50) } }, null);
+    await repository.insert(tenant, { id, name: 'bound', category: 'test', data: { a: 'x'.repeat(50) }, occurred: null }, null);
     // jsonb text of the merge: {"a": "xx…x", "b": 1} = 67 bytes.
     expect(await repository.update(tenant, id, { data: { b: 1 } }, null, { maxDataTextBytes: 66 })).toBeUndefined();
     const [unchanged] = await app.dataSource.query('SELECT data FROM events WHERE id = $1', [id]);
@@ -125,7 +125,7 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
         const id = uuidv7();
         const statements = {
           'timeline page, filtered': await statement(() => repository.pageTimeline(timeline, { name: 'walk', since: at(1) }, { number: 1, size: 50, offset: 0 })),
-          'insert (POST /events/)': await statement(() => repository.insert(timeline, { id, name: 'n', category: 'c', data: {} }, 'events_channel')),
+          'insert (POST /events/)': await statement(() => repository.insert(timeline, { id, name: 'n', category: 'c', data: {}, occurred: null }, 'events_channel')),
           'update (PATCH /events/<id>/)': await statement(() => repository.update(timeline, id, { data: { a: 1 } }, 'events_channel', { maxDataTextBytes: 1000 })),
         };
         for (const [name, text] of Object.entries(statements)) expect(text).toMatchSnapshot(name);

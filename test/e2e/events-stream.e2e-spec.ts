@@ -107,6 +107,18 @@ describe('events: GET /events/stream (server-sent events)', () => {
     expect(client.messages).toHaveLength(3);
   });
 
+  it('?name= and ?category= limit the stream to matching events', async () => {
+    const client = await open(tenant.headers({ twin: true }), port, '/events/stream?category=filtered-http');
+    expect(client.response.statusCode).toBe(200);
+    await post({ name: 'other', category: 'elsewhere', data: {} });
+    const wanted = (await post({ name: 'kept', category: 'filtered-http', data: {} })).json().data.id;
+    const [first] = await client.take(1);
+    expect(first).toEqual(expect.objectContaining({ event: 'created', id: wanted }));
+    const repeated = await open(tenant.headers({ twin: true }), port, '/events/stream?name=a&name=b');
+    expect(repeated.response.statusCode).toBe(400);
+    expect(JSON.parse(await repeated.body()).errors[0].source).toEqual({ parameter: 'name' });
+  });
+
   it('errors before the stream opens are JSON:API documents', async () => {
     const badResume = await open({ ...tenant.headers({ twin: true }), 'last-event-id': 'yesterday' });
     expect(badResume.response.statusCode).toBe(400);

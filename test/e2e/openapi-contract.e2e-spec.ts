@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { InjectOptions } from 'fastify';
-import { EXAMPLE_IDS } from '../../src/common/openapi/example-ids';
+import { CLIENT_CHOSEN_EXAMPLE_ID, EXAMPLE_IDS } from '../../src/common/openapi/example-ids';
 import { createOpenApiDocumentOffline } from '../../src/app.openapi';
 import { createClient } from '../openapi-client/client';
 import { scenario } from '../openapi-client/scenario';
@@ -52,6 +53,7 @@ const KIND_OF_ID = new Map<string, Kind>(KINDS.map((kind) => [EXAMPLE_IDS[kind],
 /** The example with every documentation id replaced by the real id of its type. */
 function withIds(value: unknown, ids: Record<Kind, string>): unknown {
   if (typeof value === 'string') {
+    if (value === CLIENT_CHOSEN_EXAMPLE_ID) return randomUUID();
     const kind = KIND_OF_ID.get(value);
     return kind ? ids[kind] : value;
   }

@@ -103,11 +103,11 @@ describe('resources built by PostgreSQL equal the row mappers', () => {
     const events = service.app.get(EventsRepository);
     const actingTwin = timeline;
     await fc.assert(
-      fc.asyncProperty(fc.record({ name: text.filter((s) => s.length > 0), category: text.filter((s) => s.length > 0), data: freeForm, timestamp }), async (e) => {
+      fc.asyncProperty(fc.record({ name: text.filter((s) => s.length > 0), category: text.filter((s) => s.length > 0), data: freeForm, timestamp, occurred: fc.option(timestamp) }), async (e) => {
         const id = uuidv7();
         await service.dataSource.query(
-          `INSERT INTO events (id, organization_id, twin_id, name, category, data, "timestamp") VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-          [id, timeline.organization.id, timeline.twin.id, e.name, e.category, JSON.stringify(e.data), e.timestamp],
+          `INSERT INTO events (id, organization_id, twin_id, name, category, data, "timestamp", occurred) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+          [id, timeline.organization.id, timeline.twin.id, e.name, e.category, JSON.stringify(e.data), e.timestamp, e.occurred],
         );
         try {
           const row = await events.find(actingTwin, id);

@@ -215,7 +215,7 @@ export interface paths {
         put?: never;
         /**
          * Create a twin in the caller's organization
-         * @description Attribute names are dasherized as in the list form (`phone-number`, `meta-data`, `opening-hours`); only `name` is required. Answers 201 with the detail form and a `Location` header (the absolute URL of `GET /twins/<TWIN_ID>/`). The calling account becomes the owner (`is_personal`).
+         * @description Attribute names are dasherized as in the list form (`phone-number`, `meta-data`, `opening-hours`); only `name` is required. Answers 201 with the detail form and a `Location` header (the absolute URL of `GET /twins/<TWIN_ID>/`). The calling account becomes the owner (`is_personal`). The service makes the id unless the document names one: apps that create twins offline may send `data.id` (a UUID; anything else is a 400, an id already taken a 409 `id_exists`).
          */
         post: operations["TwinsController_create"];
         delete?: never;
@@ -259,7 +259,10 @@ export interface paths {
         put?: never;
         /**
          * Add an event to the X-Twin twin's timeline
-         * @description The service makes the id (a UUIDv7, so ids sort by time) and the timestamp (microseconds). `name` and
+         * @description The service makes the timestamp (its receipt time, microseconds) and, unless the document names one, the id
+         *     (a UUIDv7, so ids sort by time). Apps that record offline may send their own id (`data.id`, any UUID;
+         *     anything else is a 400, an id already taken — on any timeline — a 409 `id_exists`) and `occurred`, the
+         *     device's time of the event. `name` and
          *     `category`: 1–255 characters; `data`: a JSON object of at most 65536 bytes serialised as
          *     compact JSON — larger is a 400 with pointer `/data/attributes/data` (the request as a whole may be up
          *     to the 1 MiB body limit, above which it is a 413). The 201 is sent after the event is committed.
@@ -291,16 +294,18 @@ export interface paths {
          *     ```
          *     event: created            (or updated, deleted)
          *     id: 0199a6f4-3c2e-7a41-8b1d-5f0e2c9d7a10
-         *     data: {"type":"events","id":"…","attributes":{"name":…,"category":…,"data":{…},"timestamp":…}}
+         *     data: {"type":"events","id":"…","attributes":{"name":…,"category":…,"data":{…},"timestamp":…,"occurred":…}}
          *     ```
          *
          *     `data` is the event resource as committed (for `deleted`: `{"type":"events","id":…}`). Comment lines
          *     (`: heartbeat …`) keep idle connections open (EVENT_STREAM_HEARTBEAT_MS, 15 s by default); `retry:`
          *     suggests a reconnection delay. Resuming: send `Last-Event-ID: <EVENT_ID>` (EventSource does this itself)
-         *     and the stored events of the timeline created after that id (UUIDv7 ids sort by creation time) are
+         *     and the stored events that follow that event on the timeline (by `timestamp`, then id) are
          *     sent first, as `created` messages with their current content, then the live changes. Updates and
-         *     deletions that happened while disconnected are not replayed. Errors before the stream opens
-         *     (tenant headers, a malformed `Last-Event-ID`) are JSON:API error documents.
+         *     deletions that happened while disconnected are not replayed. `name` and `category` limit the stream
+         *     (replay included) to changes of events of that name and/or category, as the event is after the change
+         *     (a deletion: as it was; an event renamed away from the filter is not followed). Errors before the stream
+         *     opens (tenant headers, a malformed `Last-Event-ID`, an unknown parameter) are JSON:API error documents.
          */
         get: operations["EventsController_stream"];
         put?: never;
@@ -338,7 +343,7 @@ export interface paths {
          *     Keys of `attributes.data` are merged into the stored data, shallowly: a key with a value replaces the
          *     stored value (objects wholesale), a key set to `null` is removed, keys not named are kept. `name` and
          *     `category` may change too. The merged data must still fit 65536 bytes (400 otherwise).
-         *     The timestamp does not change. Events of other twins answer 404.
+         *     The timestamp does not change; `occurred` changes when given (`null` clears it). Events of other twins answer 404.
          */
         patch: operations["EventsController_update"];
         trace?: never;
@@ -830,6 +835,12 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
+            /**
+             * Format: date-time
+             * @description When the event happened by the device's clock (ISO 8601 with an offset, at most microseconds), for apps that record offline and sync later; answered in UTC with six fraction digits, like `timestamp`, which stays the time the service received it. Null or absent: not known.
+             * @example 2026-11-21T18:02:41.5+01:00
+             */
+            occurred?: string | null;
         };
         UpdateEventAttributes: {
             /** @example run */
@@ -846,6 +857,12 @@ export interface components {
             data?: {
                 [key: string]: unknown;
             };
+            /**
+             * Format: date-time
+             * @description When the event happened by the device's clock (ISO 8601 with an offset, at most microseconds), for apps that record offline and sync later; answered in UTC with six fraction digits, like `timestamp`, which stays the time the service received it. Null or absent: not known. Null clears it.
+             * @example 2026-11-21T18:02:41.5+01:00
+             */
+            occurred?: string | null;
         };
         CreateQuestAttributes: {
             /** @example Old town coffee trail */
@@ -1297,11 +1314,16 @@ export interface components {
             };
             meta: components["schemas"]["PaginationMeta"];
         };
-        /** @description `{data: {type: "twins", attributes}}` with dasherized attribute names; only `name` is required. */
+        /** @description `{data: {type: "twins", id?, attributes}}` with dasherized attribute names; only `name` is required. `id`: a UUID the client chose, or none (the service makes one). */
         TwinCreateDocument: {
             data: {
                 /** @enum {string} */
                 type: "twins";
+                /**
+                 * Format: uuid
+                 * @description Optional: the id the client chose for the new resource (offline apps); 409 `id_exists` when it is taken. Without it the service makes one.
+                 */
+                id?: string;
                 attributes: components["schemas"]["CreateTwinAttributes"];
             };
         };
@@ -1442,6 +1464,12 @@ export interface components {
                  * @example 2026-11-21T19:26:03.123456Z
                  */
                 timestamp: string;
+                /**
+                 * Format: date-time
+                 * @description When the event happened by the device's clock, as the client sent it (in UTC, six fraction digits); null when not sent.
+                 * @example 2026-11-21T19:26:03.123456Z
+                 */
+                occurred: string | null;
             };
         };
         EventDocument: {
@@ -1454,11 +1482,16 @@ export interface components {
             included?: components["schemas"]["Included"];
             meta?: components["schemas"]["PaginationMeta"];
         };
-        /** @description `{data: {type: "events", attributes: {name, category, data}}}`; the service makes the id and the timestamp (sending either is refused). */
+        /** @description `{data: {type: "events", id?, attributes: {name, category, data, occurred?}}}`; the service makes the timestamp (sending it is refused) and, unless `id` names one, the id. */
         EventCreateDocument: {
             data: {
                 /** @enum {string} */
                 type: "events";
+                /**
+                 * Format: uuid
+                 * @description Optional: the id the client chose for the new resource (offline apps); 409 `id_exists` when it is taken. Without it the service makes one.
+                 */
+                id?: string;
                 attributes: components["schemas"]["CreateEventAttributes"];
             };
         };
@@ -3139,7 +3172,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `invalid_document`: an unknown or invalid attribute (`source.pointer`; one error object per problem), a connection the caller cannot see; `invalid_header`: a tenant header.
+             * @description `invalid_document`: an unknown or invalid attribute (`source.pointer`; one error object per problem), a connection the caller cannot see, a `data.id` that is not a UUID; `invalid_header`: a tenant header.
              *
              *     `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`).
              */
@@ -3163,7 +3196,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `client_generated_id`: the document has a `data.id`; `forbidden`: a tenant header (`source.header`).
+             * @description `forbidden`: a tenant header (`source.header`).
              *
              *     `forbidden`: an `X-Organization` the account is not a member of (`source.header`).
              */
@@ -3176,7 +3209,7 @@ export interface operations {
                 };
             };
             408: components["responses"]["RequestTimeout"];
-            /** @description `type_mismatch`: `data.type` is not `twins`. */
+            /** @description `type_mismatch`: `data.type` is not `twins`; `id_exists`: a twin with the `data.id` exists (`source.pointer` `/data/id`). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3365,7 +3398,7 @@ export interface operations {
                 page_after?: string;
                 /** @description An opaque cursor from `links.prev`; empty: the last page. Keyset pages have `links.first/last/prev/next` (prev/next null at the ends) and no count (`meta` absent); they stay exact under concurrent inserts. Not with `page_number` (400); an altered cursor, or one of another list or `sort`, is a 400. */
                 page_before?: string;
-                /** @description Sparse fieldset: only these members of `events` resources (comma-separated; empty: none). Any of: `name`, `category`, `data`, `timestamp`. */
+                /** @description Sparse fieldset: only these members of `events` resources (comma-separated; empty: none). Any of: `name`, `category`, `data`, `timestamp`, `occurred`. */
                 "fields[events]"?: string;
                 /** @description Order: comma-separated keys, `-` for descending; ties end on the id. Keys: `timestamp`. */
                 sort?: string;
@@ -3409,7 +3442,8 @@ export interface operations {
                      *                 "km": 3.2
                      *               }
                      *             },
-                     *             "timestamp": "2026-11-21T19:26:03.123456Z"
+                     *             "timestamp": "2026-11-21T19:26:03.123456Z",
+                     *             "occurred": "2026-11-21T17:02:41.500000Z"
                      *           }
                      *         }
                      *       ],
@@ -3523,7 +3557,8 @@ export interface operations {
                      *               "km": 3.2
                      *             }
                      *           },
-                     *           "timestamp": "2026-11-21T19:26:03.123456Z"
+                     *           "timestamp": "2026-11-21T19:26:03.123456Z",
+                     *           "occurred": "2026-11-21T17:02:41.500000Z"
                      *         }
                      *       }
                      *     }
@@ -3531,7 +3566,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["EventDocument"];
                 };
             };
-            /** @description `invalid_document`: an unknown (`timestamp` included) or invalid attribute (`source.pointer`); `invalid_header`: a tenant header or a malformed `Idempotency-Key`. */
+            /** @description `invalid_document`: an unknown (`timestamp` included) or invalid attribute, or a `data.id` that is not a UUID (`source.pointer`); `invalid_header`: a tenant header or a malformed `Idempotency-Key`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3551,7 +3586,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["ErrorDocument"];
                 };
             };
-            /** @description `client_generated_id`: the document has a `data.id`; `forbidden`: a tenant header (`source.header`). */
+            /** @description `forbidden`: a tenant header (`source.header`). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3561,7 +3596,7 @@ export interface operations {
                 };
             };
             408: components["responses"]["RequestTimeout"];
-            /** @description `type_mismatch`: `data.type` is not `events`; `conflict`: a request with the same `Idempotency-Key` is still unfinished (retry). */
+            /** @description `type_mismatch`: `data.type` is not `events`; `id_exists`: an event with the `data.id` exists (`source.pointer` `/data/id`); `conflict`: a request with the same `Idempotency-Key` is still unfinished (retry). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3590,7 +3625,12 @@ export interface operations {
     };
     EventsController_stream: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only changes of events of this name (exact match; a deletion by the name the event had). */
+                name?: string;
+                /** @description Only changes of events of this category (exact match). */
+                category?: string;
+            };
             header?: {
                 /** @description Resume after this event id (replays stored events created after it); malformed: a 400. */
                 "Last-Event-ID"?: string;
@@ -3611,7 +3651,7 @@ export interface operations {
                      *
                      *     event: created
                      *     id: 0199a6f4-3c2e-7a41-8b1d-5f0e2c9d7a10
-                     *     data: {"type":"events","id":"0199a6f4-3c2e-7a41-8b1d-5f0e2c9d7a10","attributes":{"name":"walk","category":"activity","data":{"steps":4200,"device":"watch","route":{"km":3.2}},"timestamp":"2026-11-21T19:26:03.123456Z"}}
+                     *     data: {"type":"events","id":"0199a6f4-3c2e-7a41-8b1d-5f0e2c9d7a10","attributes":{"name":"walk","category":"activity","data":{"steps":4200,"device":"watch","route":{"km":3.2}},"timestamp":"2026-11-21T19:26:03.123456Z","occurred":"2026-11-21T17:02:41.500000Z"}}
                      *
                      *     : heartbeat
                      *
@@ -3662,7 +3702,7 @@ export interface operations {
     EventsController_get: {
         parameters: {
             query?: {
-                /** @description Sparse fieldset: only these members of `events` resources (comma-separated; empty: none). Any of: `name`, `category`, `data`, `timestamp`. */
+                /** @description Sparse fieldset: only these members of `events` resources (comma-separated; empty: none). Any of: `name`, `category`, `data`, `timestamp`, `occurred`. */
                 "fields[events]"?: string;
             };
             header?: {
@@ -3700,7 +3740,8 @@ export interface operations {
                      *               "km": 3.2
                      *             }
                      *           },
-                     *           "timestamp": "2026-11-21T19:26:03.123456Z"
+                     *           "timestamp": "2026-11-21T19:26:03.123456Z",
+                     *           "occurred": "2026-11-21T17:02:41.500000Z"
                      *         }
                      *       }
                      *     }
@@ -3900,7 +3941,8 @@ export interface operations {
                      *               "km": 3.2
                      *             }
                      *           },
-                     *           "timestamp": "2026-11-21T19:26:03.123456Z"
+                     *           "timestamp": "2026-11-21T19:26:03.123456Z",
+                     *           "occurred": "2026-11-21T17:02:41.500000Z"
                      *         }
                      *       }
                      *     }

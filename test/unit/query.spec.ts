@@ -1,4 +1,4 @@
-import { isCalendarTimestamp } from '../../src/common/json-api/query';
+import { isCalendarTimestamp, isInstant } from '../../src/common/json-api/query';
 
 describe('isCalendarTimestamp (the since/until filters)', () => {
   it.each(['2026-11-21', '2026-11-21T19:26', '2026-11-21T19:26:03', '2026-11-21T19:26:03.123456Z', '2026-11-21T19:26:03+01:00', '2026-11-21T19:26:03-0130', '2024-02-29', '2000-02-29', '0001-01-01', '2026-12-31T23:59:59Z'])(
@@ -20,4 +20,27 @@ describe('isCalendarTimestamp (the since/until filters)', () => {
     ['an offset of 16 hours', '2026-11-21T19:26:03+16:00'],
     ['free text', 'yesterday'],
   ])('refuses %s (%s)', (_what, raw) => expect(isCalendarTimestamp(raw)).toBe(false));
+});
+
+describe('isInstant (an event\'s occurred)', () => {
+  it.each(['2026-11-21T18:02:41Z', '2026-11-21T18:02:41.5+01:00', '2026-11-21T18:02:41.123456-09:30', '0001-01-01T00:00:00Z', '9999-12-31T23:59:59.999999Z', '2024-02-29T12:00:00+14:00'])(
+    'takes %s',
+    (raw) => expect(isInstant(raw)).toBe(true),
+  );
+  it.each([
+    '2026-11-21', // a day
+    '2026-11-21T18:02:41', // local time
+    '2026-11-21T18:02Z', // no seconds
+    '2026-11-21T18:02:41.1234567Z', // beyond microseconds
+    '2026-11-21T18:02:41.Z',
+    '2026-11-21T18:02:41+0100', // the offset without its colon
+    '2026-11-21 18:02:41Z',
+    '2025-02-29T00:00:00Z',
+    '2026-11-21T24:00:00Z',
+    '2026-11-21T23:60:00Z',
+    '2026-11-21T23:59:60Z',
+    '0000-01-01T00:00:00Z',
+    '+02026-11-21T18:02:41Z',
+    '2026-11-21T18:02:41Z\n',
+  ])('refuses %j', (raw) => expect(isInstant(raw)).toBe(false));
 });

@@ -28,11 +28,12 @@ function make(options: { resumeAfter?: string; heartbeatMs?: number; replay?: (a
   const replay = options.replay ?? (async () => []);
   const stream = new TimelineStream(
     tenant,
-    options.resumeAfter,
+    options.resumeAfter === undefined ? undefined : { id: options.resumeAfter },
     options.heartbeatMs ?? 60_000,
+    // The ids of the positions: the unit tests' resources all have one timestamp, so ids order them.
     (after) => {
-      replayQueries.push(after);
-      return replay(after);
+      replayQueries.push(after.id);
+      return replay(after.id);
     },
     ended,
     logger,
@@ -77,6 +78,17 @@ describe('TimelineStream', () => {
     expect(messages[0]).toEqual({ type: 'opened', twinId: TWIN, retryMs: 2000 });
     expect(messages[1]).toEqual(change('created', 1, '{"a":1}'));
     expect(messages.slice(1).map(summary)).toEqual(['created 01', 'updated 01', 'deleted 01']);
+  });
+
+  it('with a filter, leaves out the changes of events of another name or category', async () => {
+    const stream = new TimelineStream(tenant, undefined, 60_000, async () => [], jest.fn(), logger, undefined, { name: 'walk', category: 'sport' });
+    made.push(stream);
+    const labelled = (n: number, name?: string, category?: string) => ({ ...change('updated', n), name, category });
+    stream.deliver(labelled(1, 'walk', 'leisure'));
+    stream.deliver(labelled(2, 'run', 'sport'));
+    stream.deliver(labelled(3));
+    stream.deliver(labelled(4, 'walk', 'sport'));
+    expect((await take(stream, 2)).map(summary)).toEqual(['opened', 'updated 04']);
   });
 
   it('a pending next() is answered by the next change', async () => {

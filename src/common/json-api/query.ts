@@ -32,6 +32,13 @@ export function isCalendarTimestamp(raw: string): boolean {
   return day! <= daysInMonth && hour <= 23 && minute <= 59 && second <= 59 && offsetHours <= 15 && offsetMinutes <= 59;
 }
 
+/**
+ * One instant: a calendar timestamp with seconds and an explicit offset (`Z` or `±hh:mm`), at most
+ * microseconds (PostgreSQL's precision: more digits would be rounded, i.e. altered). A device clock's
+ * reading sent as a value, not a filter: a date alone or a local time names no instant.
+ */
+export const isInstant = (raw: string): boolean => /T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|[+-]\d{2}:\d{2})$/.test(raw) && isCalendarTimestamp(raw);
+
 const isLeapYear = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 
 /** Readers for the value kinds the API's filters take. */

@@ -12,8 +12,12 @@ export interface ResourceBodyOptions<A extends object> {
   type: string;
   /** class-validator class describing the accepted attributes; any other attribute is refused. */
   attributes?: Constructor<A>;
-  /** `required`: the document must carry `data.id`; `optional`: it may. The service checks it with assertIdMatchesPath. */
-  id?: 'required' | 'optional' | 'forbidden';
+  /**
+   * `required`: the document must carry `data.id`; `optional`: it may (the service checks it with
+   * assertIdMatchesPath); `client`: a create that may name its new resource, with a UUID (lowercased
+   * here); `forbidden` (the default): a `data.id` is a 403.
+   */
+  id?: 'required' | 'optional' | 'client' | 'forbidden';
   /** Relationship names the document may carry. */
   relationships?: string[];
   /** When true an absent body is accepted (DELETE bodies are optional). */
@@ -141,6 +145,7 @@ export class ResourceBodyPipe<A extends object> implements PipeTransform<unknown
         throw new ApiError(403, 'client_generated_id', 'Forbidden', 'Client-generated ids are not supported.', { pointer: '/data/id' });
       }
       if (typeof data.id !== 'string') throw invalidDocument('"id" must be a string.', '/data/id');
+      if (idRule === 'client' && !isUuid(data.id)) throw invalidDocument('"id" must be a UUID (a client-generated id).', '/data/id');
     } else if (idRule === 'required') {
       throw invalidDocument('"id" is required.', '/data/id');
     }
@@ -156,7 +161,7 @@ export class ResourceBodyPipe<A extends object> implements PipeTransform<unknown
       if (!allowed.has(name)) throw invalidDocument(`Unknown relationship "${name}".`, `/data/relationships/${escapePointer(name)}`);
     }
     return {
-      id: data.id as string | undefined,
+      id: idRule === 'client' && typeof data.id === 'string' ? data.id.toLowerCase() : (data.id as string | undefined),
       attributes,
       present: new Set(Object.keys(rawAttributes)),
       relationships: rawRelationships,

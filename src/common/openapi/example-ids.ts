@@ -20,5 +20,11 @@ export const OTHER_EXAMPLE_IDS = {
   personality: 'a3bb189e-8bf9-4888-9912-ace4e6543002',
 } as const;
 
+/**
+ * The id a client chose for a resource it creates (offline apps), in create examples: the contract test
+ * sends a new UUID in its place each time, since a second create under one id is a 409.
+ */
+export const CLIENT_CHOSEN_EXAMPLE_ID = '5f0c7a52-8d1e-4c3b-9a57-2b6f3e1d9c40';
+
 /** The host of the examples' absolute URLs. */
 export const EXAMPLE_BASE_URL = 'https://api.example.com';

@@ -313,8 +313,11 @@ export interface RequestDocumentOptions {
   attributes?: ReferenceObject;
   /** Whether `attributes` must be sent (a create with a required attribute). */
   attributesRequired?: boolean;
-  /** `data.id`: refused on creates (403), optional or required on changes, where it must be the path id (409). */
-  id: 'required' | 'optional' | 'forbidden';
+  /**
+   * `data.id`: refused on creates (403) unless `client` (a create that may name its resource with a UUID;
+   * 409 `id_exists` when taken), optional or required on changes, where it must be the path id (409).
+   */
+  id: 'required' | 'optional' | 'client' | 'forbidden';
   relationships?: Record<string, SchemaObject>;
   /** Model names to close besides `attributes` (nested DTO classes). */
   closes?: string[];
@@ -333,7 +336,11 @@ export function requestDocument(name: string, options: RequestDocumentOptions): 
     required,
     properties: {
       type: { type: 'string', enum: [options.type] },
-      ...(options.id !== 'forbidden' ? { id: { ...UUID, description: 'The id of the URL (409 `id_mismatch` otherwise).' } } : {}),
+      ...(options.id === 'client'
+        ? { id: { ...UUID, description: 'Optional: the id the client chose for the new resource (offline apps); 409 `id_exists` when it is taken. Without it the service makes one.' } }
+        : options.id !== 'forbidden'
+          ? { id: { ...UUID, description: 'The id of the URL (409 `id_mismatch` otherwise).' } }
+          : {}),
       ...(options.attributes ? { attributes: options.attributes } : {}),
       ...(options.relationships
         ? { relationships: { type: 'object', properties: options.relationships, additionalProperties: false } }

@@ -4,7 +4,7 @@ import { defineTable } from './table.js';
 export const events = defineTable(
   'events',
   {
-    /** UUIDv7 made by the service (events/uuidv7.ts), so ids sort by time. */
+    /** UUIDv7 made by the service (events/uuidv7.ts), so ids sort by time; or a UUID the client chose (offline apps). */
     id: { type: 'uuid', primary: true },
     organization_id: { type: 'uuid' },
     twin_id: { type: 'uuid' },
@@ -13,6 +13,8 @@ export const events = defineTable(
     data: { type: 'jsonb', default: {} },
     timestamp: { type: 'timestamptz', precision: 6, default: () => 'now()' },
     modified: { type: 'timestamptz', precision: 6, default: () => 'now()' },
+    /** When it happened by the device's clock, as the client said; null when it did not (migration EventOccurred). */
+    occurred: { type: 'timestamptz', precision: 6, nullable: true },
   },
   {
     indices: [

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsNotEmpty, IsObject, IsString, MaxLength, registerDecorator, ValidateIf, type ValidationOptions } from 'class-validator';
+import { isInstant } from '../../common/json-api/query.js';
 import { AsSent } from '../../common/json-api/resource-body.js';
 import { MAX_EVENT_DATA_BYTES, serializedSize } from '../event-data.js';
 
@@ -14,6 +15,25 @@ function FitsEventDataLimit(options?: ValidationOptions) {
       validator: { validate: (value: unknown) => value === undefined || serializedSize(value) <= MAX_EVENT_DATA_BYTES },
     });
 }
+
+/** `occurred`: null, or one instant (isInstant). */
+function IsOccurred(options?: ValidationOptions) {
+  return (target: object, propertyName: string) =>
+    registerDecorator({
+      name: 'isOccurred',
+      target: target.constructor,
+      propertyName,
+      options: {
+        message: 'occurred must be null or an ISO 8601 timestamp with seconds and an offset (Z or ±hh:mm), at most microseconds, of a real date (years 1–9999)',
+        ...options,
+      },
+      validator: { validate: (value: unknown) => value === null || (typeof value === 'string' && isInstant(value)) },
+    });
+}
+
+const OCCURRED_DESCRIPTION =
+  "When the event happened by the device's clock (ISO 8601 with an offset, at most microseconds), for apps that record offline and sync later; " +
+  'answered in UTC with six fraction digits, like `timestamp`, which stays the time the service received it. Null or absent: not known.';
 
 const EXAMPLE_DATA = { steps: 4200, device: 'watch', route: { km: 3.2 } };
 
@@ -40,6 +60,11 @@ export class CreateEventAttributes {
   @IsObject({ message: 'data must be a JSON object' })
   @FitsEventDataLimit()
   data: Record<string, unknown>;
+
+  @ApiPropertyOptional({ type: 'string', format: 'date-time', nullable: true, example: '2026-11-21T18:02:41.5+01:00', description: OCCURRED_DESCRIPTION })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsOccurred()
+  occurred?: string | null;
 }
 
 /** Every attribute optional; a given one must be valid (null is not "absent"). */
@@ -69,4 +94,9 @@ export class UpdateEventAttributes {
   @IsObject({ message: 'data must be a JSON object' })
   @FitsEventDataLimit()
   data?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ type: 'string', format: 'date-time', nullable: true, example: '2026-11-21T18:02:41.5+01:00', description: `${OCCURRED_DESCRIPTION} Null clears it.` })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsOccurred()
+  occurred?: string | null;
 }
