@@ -248,20 +248,28 @@ export class EventsRepository {
   }
 
   /**
-   * The stream's replay: events after `after` in timeline order (`timestamp`, then id; an index range scan
-   * of events_timeline_idx), oldest first. A position without its timestamp (a client's Last-Event-ID)
-   * takes the event's; an event deleted since has none, and a UUIDv7 id then gives its creation
-   * millisecond (what follows it is replayed, perhaps with a few events before it: at least once).
+   * The stream's replay, in timeline order (`timestamp`, then id; an index range scan of
+   * events_timeline_idx), oldest first.
+   * - Continuing its own batches (`after.timestamp` known): exactly the events after that position.
+   * - Resuming from a client's Last-Event-ID (the id alone): every event from that event's timestamp on,
+   *   but the event itself. Events of one timestamp (one transaction, a coarse clock) reached the client
+   *   in commit order, not in id order, and client-generated ids are random: which of them the client
+   *   already has is unknown, so they are all sent again (at least once, never a gap). An event deleted
+   *   since has no timestamp; a UUIDv7 id then gives its creation millisecond.
    */
   async createdAfter(tenant: TwinTenant, after: { id: string; timestamp?: string }, limit: number, filter: StreamFilter = {}): Promise<EventRow[]> {
+    const values = [tenant.twin.id, tenant.organization.id, after.id, limit, filter.name ?? null, filter.category ?? null];
+    const position =
+      after.timestamp === undefined
+        ? `e."timestamp" >= coalesce((SELECT a."timestamp" FROM events a WHERE a.id = $3 AND a.twin_id = $1), ${UUIDV7_TIME('$3')}) AND e.id <> $3::uuid`
+        : `(e."timestamp", e.id) > ($${values.push(after.timestamp)}::timestamptz, $3::uuid)`;
     return this.sql.query(
       `SELECT ${COLUMNS} FROM events e
-        WHERE e.twin_id = $1 AND e.organization_id = $2
-          AND (e."timestamp", e.id) > (coalesce($4::timestamptz, (SELECT a."timestamp" FROM events a WHERE a.id = $3 AND a.twin_id = $1), ${UUIDV7_TIME('$3')}), $3::uuid)
-          AND ($6::text IS NULL OR e.name = $6) AND ($7::text IS NULL OR e.category = $7)
+        WHERE e.twin_id = $1 AND e.organization_id = $2 AND ${position}
+          AND ($5::text IS NULL OR e.name = $5) AND ($6::text IS NULL OR e.category = $6)
         ORDER BY e."timestamp", e.id
-        LIMIT $5`,
-      [tenant.twin.id, tenant.organization.id, after.id, after.timestamp ?? null, limit, filter.name ?? null, filter.category ?? null],
+        LIMIT $4`,
+      values,
     );
   }
 
