@@ -812,9 +812,11 @@ function ifNoneMatch(request, etag) {
  * tag naming the coding; `Vary: Accept-Encoding` always. Bodies past 64 KiB go out as a Buffer: off the
  * V8 heap while slow clients drain them (a string would stay in the socket's queue).
  */
-function send(reply, body, status = 200, type = JSON_API, etag = undefined) {
+function send(reply, text, status = 200, type = JSON_API, etag = undefined) {
   const vary = reply.getHeader('vary');
   reply.header('vary', vary ? `${vary}, Accept-Encoding` : 'Accept-Encoding');
+  // Encoded once: the tag hashes the bytes that are sent.
+  const body = text.length > 65536 ? Buffer.from(text, 'utf8') : text;
   if (reply.request.method === 'GET' && status === 200) {
     etag ??= `"h${createHash('sha1').update(body).digest('base64url')}"`;
     if (ifNoneMatch(reply.request, etag)) return reply.status(304).header('etag', etag).send();
@@ -825,7 +827,7 @@ function send(reply, body, status = 200, type = JSON_API, etag = undefined) {
   reply.status(status).header('content-type', type);
   if (coding === 'br') return reply.header('content-encoding', 'br').send(brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 4 } }));
   if (coding === 'gzip') return reply.header('content-encoding', 'gzip').send(gzipSync(body, { level: 6 }));
-  return reply.send(body.length > 65536 ? Buffer.from(body, 'utf8') : body);
+  return reply.send(body);
 }
 
 /**

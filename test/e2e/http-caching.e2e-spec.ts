@@ -160,6 +160,30 @@ describe('HTTP caching: ETags, conditional requests, compression', () => {
       expect(small.headers.vary).toMatch(/accept-encoding/i);
     });
 
+    it('a page past 64 KiB (sent as bytes) answers as a small one does: the charset, a tag of its body, 304s, both codings', async () => {
+      // Twins of the caller's organization whose page is about 100 kB of non-ASCII text.
+      const marker = `big-${Date.now()}`;
+      for (let i = 0; i < 20; i++) {
+        const created = await send('POST', '/my/twins/', {}, { data: { type: 'twins', attributes: { name: `${marker} ${i}`, description: 'é€😀'.repeat(1200) } } });
+        expect(created.statusCode).toBe(201);
+      }
+      const url = `/my/twins/?page_size=100`;
+      const plain = await send('GET', url);
+      expect(plain.rawPayload.length).toBeGreaterThan(64 * 1024);
+      expect(plain.headers['content-type']).toBe('application/vnd.api+json; charset=utf-8');
+      const names = plain.json().data.map((twin: { attributes: { name: string; description: string } }) => twin.attributes);
+      expect(names.filter((twin: { name: string }) => twin.name.startsWith(marker))).toHaveLength(20);
+      expect(names.find((twin: { name: string }) => twin.name.startsWith(marker)).description).toBe('é€😀'.repeat(1200));
+      const etag = etagOf(plain);
+      expect((await send('GET', url, { 'if-none-match': etag })).statusCode).toBe(304);
+      for (const [coding, decode] of [['br', brotliDecompressSync], ['gzip', gunzipSync]] as const) {
+        const compressed = await send('GET', url, { 'accept-encoding': coding });
+        expect(compressed.headers['content-encoding']).toBe(coding);
+        expect(decode(compressed.rawPayload).equals(plain.rawPayload)).toBe(true);
+        expect(compressed.headers.etag).toBe(`${etag.slice(0, -1)};${coding}"`);
+      }
+    });
+
     it('leaves the event stream uncompressed, message by message', async () => {
       const streaming = await TestApp.start();
       try {

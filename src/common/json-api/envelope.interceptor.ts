@@ -8,6 +8,14 @@ import { buildEnvelope, Conditional, Tagged } from './envelope.js';
 import { JSON_API_MEDIA_TYPE } from './resource.js';
 
 /**
+ * Bodies past this size leave as bytes: encoded to UTF-8 once, here (the tag hashes those bytes), instead
+ * of twice (the hash, then the socket's own conversion, which is the slower one: 9.6 % of the CPU on
+ * 365 kB pages at 50 connections against about 3 % for one Buffer.from). Smaller ones stay text, which
+ * the socket writes through a stack buffer.
+ */
+const BYTES_FROM = 64 * 1024;
+
+/**
  * Wraps what handlers return in the JSON:API envelope and labels it `application/vnd.api+json`
  * (unless the handler chose another media type, as the geo listing does). Handlers therefore return
  * resources, lists or pages and never touch the envelope themselves.
@@ -44,12 +52,20 @@ export class EnvelopeInterceptor implements NestInterceptor {
       return envelope;
     }
     // The text is what would be sent anyway; hashing it is the validator of answers without a version.
-    const body = typeof envelope === 'string' || Buffer.isBuffer(envelope) ? envelope : JSON.stringify(envelope);
+    const text = typeof envelope === 'string' || Buffer.isBuffer(envelope) ? envelope : JSON.stringify(envelope);
+    const body = typeof text === 'string' && text.length > BYTES_FROM ? bytesOf(reply, text) : text;
     const etag = tag ?? bodyEtag(body);
     if (ifNoneMatchHits(ifNoneMatch, etag)) return notModified(reply, etag);
     reply.header('etag', etag);
     return body;
   }
+}
+
+/** The text as UTF-8 bytes, its content type naming the charset as Fastify does for text (it cannot tell for bytes). */
+function bytesOf(reply: FastifyReply, text: string): Buffer {
+  const type = String(reply.getHeader('content-type'));
+  if (!/;\s*charset=/i.test(type)) reply.header('content-type', `${type}; charset=utf-8`);
+  return Buffer.from(text, 'utf8');
 }
 
 function notModified(reply: FastifyReply, etag: string): undefined {
