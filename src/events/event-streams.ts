@@ -4,7 +4,7 @@ import type { TwinTenant } from '../common/auth/tenant.js';
 import type { ResourceObject } from '../common/json-api/resource.js';
 import { eventIdentifier, eventResource } from './event.resource.js';
 import { EventBus, type EventChange } from './event-bus.js';
-import { EventsRepository, type StreamFilter } from './events.repository.js';
+import { EventsRepository, type ReplayPosition, type StreamFilter } from './events.repository.js';
 
 /** Replayed rows read per query when a client resumes with `Last-Event-ID`. */
 export const REPLAY_BATCH = 500;
@@ -35,16 +35,6 @@ export type StreamMessage =
 
 type ChangeMessage = Extract<StreamMessage, { type: 'change' }>;
 
-/**
- * Where a replay continues: after this event in timeline order (`timestamp`, then id). A client resuming
- * names only the id (its `Last-Event-ID`); the replay's own batches continue from the last row's
- * timestamp and id, exactly, whatever ids look like (client-generated ones are random UUIDs).
- */
-export interface ReplayPosition {
-  id: string;
-  timestamp?: string;
-}
-
 const positionOf = (resource: ResourceObject): ReplayPosition => ({ id: resource.id, timestamp: (resource.attributes as { timestamp: string }).timestamp });
 
 export interface OpenStreamOptions {
@@ -60,15 +50,15 @@ interface Queued {
   bytes: number;
 }
 
-const changeMessage = (op: EventChange['op'], id: string, data: unknown, labels: { name?: string; category?: string } = {}): ChangeMessage => ({
+const changeMessage = (op: EventChange['op'], id: string, data: unknown, labels: StreamFilter = {}): ChangeMessage => ({
   type: 'change',
   op,
   id,
   data: JSON.stringify(data),
   ...labels,
 });
-const labelsOf = (resource: ResourceObject): { name?: string; category?: string } => {
-  const { name, category } = resource.attributes as { name?: string; category?: string };
+const labelsOf = (resource: ResourceObject): StreamFilter => {
+  const { name, category } = resource.attributes as StreamFilter;
   return { name, category };
 };
 const sizeOf = (message: StreamMessage) => (message.type === 'change' ? message.data.length + message.id.length : 64);

@@ -13,10 +13,20 @@ import { EVENT_COLUMNS, eventJsonSql, type EventRow } from './event.resource.js'
 export type { EventRow };
 
 
+/** What stream filters compare: an event's name and category. */
+export type EventLabels = Pick<EventRow, 'name' | 'category'>;
+
 /** What a stream is limited to (`GET /events/stream?name=…&category=…`). */
-export interface StreamFilter {
-  name?: string;
-  category?: string;
+export type StreamFilter = Partial<EventLabels>;
+
+/**
+ * Where a stream's replay continues: after this event in timeline order (`timestamp`, then id). A client
+ * resuming names only the id (its `Last-Event-ID`); the replay's own batches know the last row's
+ * timestamp too, and continue exactly after it (see createdAfter).
+ */
+export interface ReplayPosition {
+  id: string;
+  timestamp?: string;
 }
 
 export interface TimelineFilter {
@@ -196,9 +206,9 @@ export class EventsRepository {
    * Deletes an event of the tenant's timeline (at one of `versions`, when given); its name and category
    * as they were, or undefined when there was no such event.
    */
-  async delete(tenant: TwinTenant, id: string, channel: string | null, versions: string[] | null = null): Promise<Pick<EventRow, 'name' | 'category'> | undefined> {
+  async delete(tenant: TwinTenant, id: string, channel: string | null, versions: string[] | null = null): Promise<EventLabels | undefined> {
     const notify = notifySql(channel, 'deleted');
-    const rows: Pick<EventRow, 'name' | 'category'>[] = await this.sql.query(
+    const rows: EventLabels[] = await this.sql.query(
       `WITH e AS (
          DELETE FROM events WHERE id = $1 AND twin_id = $2 AND organization_id = $3
             AND ($4::text[] IS NULL OR ${microsSql('modified')} = ANY ($4::text[]))
@@ -254,10 +264,10 @@ export class EventsRepository {
    * - Resuming from a client's Last-Event-ID (the id alone): every event from that event's timestamp on,
    *   but the event itself. Events of one timestamp (one transaction, a coarse clock) reached the client
    *   in commit order, not in id order, and client-generated ids are random: which of them the client
-   *   already has is unknown, so they are all sent again (at least once, never a gap). An event deleted
+   *   already has is unknown, so they are all sent again (at least once, none of them skipped). An event deleted
    *   since has no timestamp; a UUIDv7 id then gives its creation millisecond.
    */
-  async createdAfter(tenant: TwinTenant, after: { id: string; timestamp?: string }, limit: number, filter: StreamFilter = {}): Promise<EventRow[]> {
+  async createdAfter(tenant: TwinTenant, after: ReplayPosition, limit: number, filter: StreamFilter = {}): Promise<EventRow[]> {
     const values = [tenant.twin.id, tenant.organization.id, after.id, limit, filter.name ?? null, filter.category ?? null];
     const position =
       after.timestamp === undefined

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
-import { conflict, invalidDocument, invalidHeader, notFound, preconditionFailed, unprocessable } from '../common/json-api/api-error.js';
+import { conflict, idExists, invalidDocument, invalidHeader, notFound, preconditionFailed, unprocessable } from '../common/json-api/api-error.js';
 import { versionEtag, type Precondition } from '../common/http/conditional.js';
 import { Tagged, versionedRead, type Conditional } from '../common/json-api/envelope.js';
 import { cursorPageOfJson, cursorRequest, cursorScope, CursorCodec, type CursorPage } from '../common/json-api/cursor.js';
@@ -15,8 +15,8 @@ import type { CreateEventAttributes, UpdateEventAttributes } from './dto/event.d
 import { MAX_EVENT_DATA_BYTES, requestHash, serializedSize } from './event-data.js';
 import { EventBus, type EventChange } from './event-bus.js';
 import { eventResource } from './event.resource.js';
-import { EventStreams, type OpenStreamOptions, type ReplayPosition, type StreamMessage } from './event-streams.js';
-import { EventsRepository, type EventChanges, type NewEvent, type VersionedEvent } from './events.repository.js';
+import { EventStreams, type OpenStreamOptions, type StreamMessage } from './event-streams.js';
+import { EventsRepository, type EventChanges, type NewEvent, type ReplayPosition, type VersionedEvent } from './events.repository.js';
 import type { EventQuery, TimelineQuery } from './timeline-query.js';
 import { uuidv7 } from './uuidv7.js';
 
@@ -81,7 +81,7 @@ export class EventsService {
 
   private async insert(tenant: TwinTenant, event: NewEvent): Promise<VersionedEvent> {
     const row = await this.events.insert(tenant, event, this.bus.channel);
-    if (!row) throw conflict(`An event with the id ${event.id} exists already.`, { pointer: '/data/id' }, 'id_exists');
+    if (!row) throw idExists('event', event.id);
     return row;
   }
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Tenant } from '../common/auth/tenant.js';
 import { ConcurrencyLimit } from '../common/concurrency.js';
-import { conflict, invalidDocument, invalidParameter, notFound, preconditionFailed } from '../common/json-api/api-error.js';
+import { idExists, invalidDocument, invalidParameter, notFound, preconditionFailed } from '../common/json-api/api-error.js';
 import { RawBody, Tagged, versionedRead, type Conditional } from '../common/json-api/envelope.js';
 import { versionEtag, type Precondition } from '../common/http/conditional.js';
 import { cursorPageOfJson, cursorRequest, cursorScope, CursorCodec, type CursorPage } from '../common/json-api/cursor.js';
@@ -121,7 +121,7 @@ export class TwinsService {
     // With the client's id known, a connection to itself is refused as on a change.
     const changes = await this.changes(tenant, document, document.id);
     const row = await this.twins.create(tenant, changes, document.id);
-    if (!row) throw conflict(`A twin with the id ${document.id} exists already.`, { pointer: '/data/id' }, 'id_exists');
+    if (!row) throw idExists('twin', document.id!);
     return new Tagged(twinDetailResource(row), versionEtag(row.version));
   }
 

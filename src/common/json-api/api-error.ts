@@ -48,6 +48,9 @@ export const notFound = (detail = 'The requested resource does not exist.') =>
 export const conflict = (detail: string, source?: ErrorSource, code = 'conflict') =>
   new ApiError(409, code, 'Conflict', detail, source);
 
+/** A create under a client-chosen id that is taken (by anyone's resource: ids are global). */
+export const idExists = (resource: string, id: string) => conflict(`A ${resource} with the id ${id} exists already.`, { pointer: '/data/id' }, 'id_exists');
+
 export const unprocessable = (detail: string, source?: ErrorSource, code = 'unprocessable') =>
   new ApiError(422, code, 'Unprocessable request', detail, source);
 
