@@ -3,6 +3,7 @@
  * service, and everything that reads or writes a table takes its columns from here.
  */
 import { accessTokens, accounts, memberships } from './accounts.js';
+import { changeLogState, changes } from './changes.js';
 import { events, idempotencyKeys } from './events.js';
 import { images } from './images.js';
 import { organizations } from './organizations.js';
@@ -12,6 +13,6 @@ import { serviceKeys } from './service-keys.js';
 import { twins } from './twins.js';
 
 export * from './table.js';
-export { accessTokens, accounts, events, idempotencyKeys, images, memberships, organizations, questTasks, quests, revenueEntries, serviceKeys, twins };
+export { accessTokens, accounts, changeLogState, changes, events, idempotencyKeys, images, memberships, organizations, questTasks, quests, revenueEntries, serviceKeys, twins };
 
-export const tables = [organizations, accounts, memberships, accessTokens, twins, events, idempotencyKeys, images, quests, questTasks, revenueEntries, serviceKeys];
+export const tables = [organizations, accounts, memberships, accessTokens, twins, events, idempotencyKeys, images, quests, questTasks, revenueEntries, serviceKeys, changes, changeLogState];

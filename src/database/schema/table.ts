@@ -18,6 +18,8 @@ interface TypeOf {
   timestamptz: string;
   boolean: boolean;
   integer: number;
+  /** 64-bit integers stay strings (pg's default: a JavaScript number cannot hold them all). */
+  bigint: string;
   smallint: number;
   jsonb: Record<string, unknown>;
   bytea: Buffer;
@@ -69,6 +71,7 @@ const CASTS: Record<keyof TypeOf, string> = {
   timestamptz: 'timestamptz',
   boolean: 'boolean',
   integer: 'int',
+  bigint: 'bigint',
   smallint: 'smallint',
   jsonb: 'jsonb',
   bytea: 'bytea',
