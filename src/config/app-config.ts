@@ -60,6 +60,8 @@ export interface AppConfig {
   eventBus: 'postgres' | 'memory';
   /** Interval of the comment lines that keep idle event streams open. */
   eventStreamHeartbeatMs: number;
+  /** How long the change log keeps changes, so an event stream can resume after a disconnect (older: `reset`). */
+  streamRetentionHours: number;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -167,6 +169,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     nodeEnv: read.string('NODE_ENV', 'development'),
     eventBus: read.oneOf('EVENT_BUS', ['postgres', 'memory'] as const, env.DATABASE_URL ? 'postgres' : 'memory'),
     eventStreamHeartbeatMs: read.integer('EVENT_STREAM_HEARTBEAT_MS', 15_000, 50, 3_600_000),
+    streamRetentionHours: read.integer('STREAM_RETENTION_HOURS', 24, 1, 24 * 365),
   };
   if (config.eventBus === 'postgres' && !config.databaseUrl) {
     read.problems.push('EVENT_BUS=postgres needs DATABASE_URL (the embedded database uses EVENT_BUS=memory)');

@@ -1,6 +1,7 @@
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { ChangeLog } from './change-log.js';
 import { Database } from './database.js';
 import { DatabaseNotifications } from './notifications.js';
 import { Sql } from './sql.js';
@@ -11,6 +12,7 @@ import { Sql } from './sql.js';
     { provide: Database, inject: [APP_CONFIG], useFactory: (config: AppConfig) => Database.open(config) },
     { provide: DataSource, inject: [Database], useFactory: (database: Database) => database.dataSource },
     Sql,
+    ChangeLog,
     {
       // null with the embedded database: one process owns it, and a second (listening) connection to PGlite is not safe.
       provide: DatabaseNotifications,
@@ -19,7 +21,7 @@ import { Sql } from './sql.js';
         !database.sharedSession && config.databaseUrl ? new DatabaseNotifications(config.databaseUrl) : null,
     },
   ],
-  exports: [Database, DataSource, Sql, DatabaseNotifications],
+  exports: [Database, DataSource, Sql, ChangeLog, DatabaseNotifications],
 })
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(

@@ -1,17 +1,26 @@
 import { Logger } from '@nestjs/common';
 import type { DatabaseNotifications } from '../database/notifications.js';
-import type { ResourceObject } from '../common/json-api/resource.js';
+import type { ChangeRow } from '../database/change-log.js';
 
 /** One committed change of a timeline, as the event stream delivers it. */
 export interface EventChange {
+  /** Its position in the change log: the stream's message id, in commit order within the twin. */
+  position: string;
   op: 'created' | 'updated' | 'deleted';
   twinId: string;
   id: string;
-  /** The event as it was committed (created/updated); absent when too big for a notification. */
-  resource?: ResourceObject;
-  /** A deletion's name and category as they were (stream filters); the other changes carry them in `resource`. */
-  name?: string;
-  category?: string;
+  /** The event's name and category after the change (before it, for a deletion): what stream filters compare. */
+  name: string;
+  category: string;
+  /** The resource's JSON text as committed (a deletion: its identifier); absent when too big for a notification. */
+  data?: string;
+}
+
+/** The change of a change-log row of an event (kind `event.*`); undefined for other kinds. */
+export function eventChangeOf(row: Pick<ChangeRow, 'position' | 'kind' | 'twin_id' | 'subject_id' | 'name' | 'category'> & { resource?: string }): EventChange | undefined {
+  const op = row.kind.startsWith('event.') ? row.kind.slice('event.'.length) : undefined;
+  if ((op !== 'created' && op !== 'updated' && op !== 'deleted') || !row.twin_id) return undefined;
+  return { position: row.position, op, twinId: row.twin_id, id: row.subject_id, name: row.name ?? '', category: row.category ?? '', data: row.resource };
 }
 
 export type ChangeHandler = (change: EventChange) => void;
@@ -99,11 +108,9 @@ export class PostgresEventBus extends EventBus {
 
 function parseNotification(payload: string): EventChange | undefined {
   try {
-    const parsed = JSON.parse(payload) as { op?: unknown; twin?: unknown; id?: unknown; resource?: ResourceObject; name?: string; category?: string };
-    if ((parsed.op !== 'created' && parsed.op !== 'updated' && parsed.op !== 'deleted') || typeof parsed.twin !== 'string' || typeof parsed.id !== 'string') {
-      return undefined;
-    }
-    return { op: parsed.op, twinId: parsed.twin, id: parsed.id, resource: parsed.resource, name: parsed.name, category: parsed.category };
+    const row = JSON.parse(payload) as ChangeRow;
+    if (typeof row.position !== 'string' || typeof row.kind !== 'string' || typeof row.subject_id !== 'string') return undefined;
+    return eventChangeOf(row);
   } catch {
     return undefined;
   }

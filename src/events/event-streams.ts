@@ -1,12 +1,10 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
-import type { ResourceObject } from '../common/json-api/resource.js';
-import { eventIdentifier, eventResource } from './event.resource.js';
-import { EventBus, type EventChange } from './event-bus.js';
-import { EventsRepository, type ReplayPosition, type StreamFilter } from './events.repository.js';
+import { EventBus, eventChangeOf, type EventChange } from './event-bus.js';
+import { EventsRepository, type StreamFilter } from './events.repository.js';
 
-/** Replayed rows read per query when a client resumes with `Last-Event-ID`. */
+/** Replayed changes read per query when a client resumes with `Last-Event-ID`. */
 export const REPLAY_BATCH = 500;
 /** A client that stops reading is dropped once about this much is queued for it (it can resume). */
 export const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
@@ -17,25 +15,34 @@ const RETRY_MS = 2000;
 export type StreamMessage =
   /** First message of every stream. */
   | { readonly type: 'opened'; readonly twinId: string; readonly retryMs: number }
+  /**
+   * Second message of a stream whose `Last-Event-ID` the change log cannot continue from (pruned past
+   * the retention, or never given by it): the client must reload the timeline; the stream continues
+   * with the changes after `position`.
+   */
+  | { readonly type: 'reset'; readonly position: string }
   /** Sent on a fixed cadence whatever else is sent, so that idle connections stay open. */
   | { readonly type: 'heartbeat'; readonly at: Date }
   /**
-   * A change of the timeline. `data` is the JSON text of the event resource as committed (of its
-   * identifier for `deleted`): serialised once per change and shared by every stream of the twin.
+   * A change of the timeline. `position` is its place in the change log (the SSE id a client resumes
+   * from); `data` the JSON text of the event resource as committed (of its identifier for `deleted`),
+   * shared by every stream of the twin.
    */
   | {
       readonly type: 'change';
       readonly op: EventChange['op'];
+      readonly position: string;
       readonly id: string;
       readonly data: string;
       /** The event's name and category after the change (before it, for a deletion): what stream filters compare. */
-      readonly name?: string;
-      readonly category?: string;
+      readonly name: string;
+      readonly category: string;
     };
 
 type ChangeMessage = Extract<StreamMessage, { type: 'change' }>;
 
-const positionOf = (resource: ResourceObject): ReplayPosition => ({ id: resource.id, timestamp: (resource.attributes as { timestamp: string }).timestamp });
+/** Where a stream starts: live only, after a position of the change log, or over again (`reset`) from one. */
+export type StreamStart = { after?: undefined } | { after: string; reset?: boolean };
 
 export interface OpenStreamOptions {
   /** Ends the stream (as `return()` does) when aborted. */
@@ -50,18 +57,18 @@ interface Queued {
   bytes: number;
 }
 
-const changeMessage = (op: EventChange['op'], id: string, data: unknown, labels: StreamFilter = {}): ChangeMessage => ({
+const changeMessage = (change: EventChange & { data: string }): ChangeMessage => ({
   type: 'change',
-  op,
-  id,
-  data: JSON.stringify(data),
-  ...labels,
+  op: change.op,
+  position: change.position,
+  id: change.id,
+  data: change.data,
+  name: change.name,
+  category: change.category,
 });
-const labelsOf = (resource: ResourceObject): StreamFilter => {
-  const { name, category } = resource.attributes as StreamFilter;
-  return { name, category };
-};
-const sizeOf = (message: StreamMessage) => (message.type === 'change' ? message.data.length + message.id.length : 64);
+const sizeOf = (message: StreamMessage) => (message.type === 'change' ? message.data.length + message.position.length : 64);
+/** Positions are bigints: compared as such (their strings do not sort). */
+const isAfter = (position: string, than: string) => BigInt(position) > BigInt(than);
 
 /**
  * One open stream of a twin's timeline, read as an async iterator by one consumer. Messages pushed by
@@ -74,9 +81,10 @@ export class TimelineStream implements AsyncIterableIterator<StreamMessage> {
   private queuedBytes = 0;
   /** Live changes held back while the replay runs; null once live. */
   private pending: ChangeMessage[] | null;
-  private readonly replayed = new Set<string>();
   /** Where the replay continues; undefined when there is none (left). */
-  private replayAfter: ReplayPosition | undefined;
+  private replayAfter: string | undefined;
+  /** The last position sent or skipped: a live change at or before it was already had (replay, reset). */
+  private seenThrough: string | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private wake: (() => void) | undefined;
   /** Ordered pulls: a `next()` starts once the previous one has answered. */
@@ -88,17 +96,19 @@ export class TimelineStream implements AsyncIterableIterator<StreamMessage> {
 
   constructor(
     readonly tenant: TwinTenant,
-    resumeAfter: ReplayPosition | undefined,
+    start: StreamStart,
     heartbeatMs: number,
-    private readonly readReplay: (after: ReplayPosition) => Promise<ResourceObject[]>,
+    private readonly readReplay: (after: string) => Promise<ChangeMessage[]>,
     private readonly onEnd: (stream: TimelineStream) => void,
     private readonly logger: Logger,
     private readonly signal?: AbortSignal,
     private readonly filter: StreamFilter = {},
   ) {
-    this.replayAfter = resumeAfter;
-    this.pending = resumeAfter === undefined ? null : [];
+    this.seenThrough = start.after;
+    this.replayAfter = start.after !== undefined && !start.reset ? start.after : undefined;
+    this.pending = this.replayAfter === undefined ? null : [];
     this.push({ type: 'opened', twinId: tenant.twin.id, retryMs: RETRY_MS }, 0);
+    if (start.after !== undefined && start.reset) this.push({ type: 'reset', position: start.after }, 0);
     this.heartbeat = setInterval(() => this.push({ type: 'heartbeat', at: new Date() }), heartbeatMs);
     this.heartbeat.unref();
     signal?.addEventListener('abort', this.abort, { once: true });
@@ -117,7 +127,10 @@ export class TimelineStream implements AsyncIterableIterator<StreamMessage> {
     if (this.done) return;
     if (this.filter.name !== undefined && message.name !== this.filter.name) return;
     if (this.filter.category !== undefined && message.category !== this.filter.category) return;
-    if (!this.pending) return this.push(message);
+    if (!this.pending) {
+      if (this.seenThrough !== undefined && !isAfter(message.position, this.seenThrough)) return;
+      return this.push(message);
+    }
     // Held back, but held for this client all the same: a replay goes at the client's pace, so a slow
     // one would otherwise let them pile up.
     this.pending.push(message);
@@ -153,7 +166,6 @@ export class TimelineStream implements AsyncIterableIterator<StreamMessage> {
     this.queue.length = 0;
     this.queuedBytes = 0;
     this.pending = null;
-    this.replayed.clear();
     this.release();
   }
 
@@ -200,39 +212,38 @@ export class TimelineStream implements AsyncIterableIterator<StreamMessage> {
     }
   }
 
-  /** Queues the next batch of stored events created after `after`; the last batch switches to live. */
-  private async replayBatch(after: ReplayPosition): Promise<void> {
-    let resources: ResourceObject[];
+  /** Queues the next batch of changes after `after`; the last batch switches to live. */
+  private async replayBatch(after: string): Promise<void> {
+    let messages: ChangeMessage[];
     try {
-      resources = await this.readReplay(after);
+      messages = await this.readReplay(after);
     } catch (error) {
       this.logger.warn(`replay for twin ${this.tenant.twin.id} failed: ${(error as Error).message}`);
       this.end();
       return;
     }
     if (this.done) return;
-    for (const resource of resources) {
-      this.replayed.add(resource.id);
-      this.queue.push({ message: changeMessage('created', resource.id, resource, labelsOf(resource)), bytes: 0 });
-    }
-    if (resources.length === REPLAY_BATCH) {
-      this.replayAfter = positionOf(resources[resources.length - 1]);
+    for (const message of messages) this.queue.push({ message, bytes: 0 });
+    if (messages.length > 0) this.seenThrough = messages[messages.length - 1].position;
+    if (messages.length === REPLAY_BATCH) {
+      this.replayAfter = this.seenThrough;
       return;
     }
     this.replayAfter = undefined;
     this.goLive();
   }
 
-  /** Changes that arrived during the replay follow it, minus creations the replay already sent. */
+  /**
+   * Changes that arrived during the replay follow it, minus those it already sent: positions are in
+   * commit order within the twin, so those are exactly the ones at or before its last position.
+   */
   private goLive(): void {
     const pending = this.pending ?? [];
     this.pending = null;
     for (const message of pending) {
       this.queuedBytes -= sizeOf(message);
-      if (message.op === 'created' && this.replayed.has(message.id)) continue;
-      this.push(message);
+      this.deliver(message);
     }
-    this.replayed.clear();
   }
 }
 
@@ -261,17 +272,22 @@ export class EventStreams implements BeforeApplicationShutdown, OnApplicationShu
   }
 
   /**
-   * Opens a stream of the tenant's twin, replaying the events created after `resumeAfter` first.
-   * Listens before the stream exists, so that nothing committed after the replay's first query can be
-   * missed; a failure to listen rejects here, before anything was sent.
+   * Opens a stream of the tenant's twin: after `start.after`, the changes since (replayed from the
+   * change log), or a `reset` and the changes after that position. Listens before the stream exists,
+   * so that nothing committed after the replay's first query can be missed; a failure to listen rejects
+   * here, before anything was sent.
    */
-  async open(tenant: TwinTenant, resumeAfter: ReplayPosition | undefined, options: OpenStreamOptions = {}): Promise<TimelineStream> {
+  async open(tenant: TwinTenant, start: StreamStart, options: OpenStreamOptions = {}): Promise<TimelineStream> {
     await this.bus.listen((change) => this.enqueue(change));
     const stream = new TimelineStream(
       tenant,
-      resumeAfter,
+      start,
       this.config.eventStreamHeartbeatMs,
-      async (after) => (await this.events.createdAfter(tenant, after, REPLAY_BATCH, options.filter)).map(eventResource),
+      async (after) =>
+        (await this.events.changesAfter(tenant, after, REPLAY_BATCH, options.filter)).flatMap((row) => {
+          const change = eventChangeOf(row);
+          return change ? [changeMessage({ ...change, data: row.resource })] : [];
+        }),
       (ended) => this.remove(ended),
       this.logger,
       options.signal,
@@ -297,24 +313,16 @@ export class EventStreams implements BeforeApplicationShutdown, OnApplicationShu
 
   private enqueue(change: EventChange): void {
     if (!this.byTwin.has(change.twinId)) return;
-    this.queue = this.queue.then(() => this.dispatch(change)).catch((error: Error) => this.logger.warn(`delivering ${change.op} ${change.id} failed: ${error.message}`));
+    this.queue = this.queue.then(() => this.dispatch(change)).catch((error: Error) => this.logger.warn(`delivering change ${change.position} failed: ${error.message}`));
   }
 
   private async dispatch(change: EventChange): Promise<void> {
     const streams = this.byTwin.get(change.twinId);
     if (!streams || streams.size === 0) return;
-    let resource = change.resource;
-    if (change.op !== 'deleted' && !resource) {
-      // Announced by id only (too big for a notification): read it as one of its stream's tenants.
-      const [first] = streams;
-      const row = await this.events.find(first.tenant, change.id);
-      if (!row) return; // deleted since; its deletion follows
-      resource = eventResource(row);
-    }
-    const message =
-      change.op === 'deleted'
-        ? changeMessage('deleted', change.id, eventIdentifier(change.id), { name: change.name, category: change.category })
-        : changeMessage(change.op, change.id, resource, labelsOf(resource!));
+    // Announced without its resource (too big for a notification): read from the change log.
+    const data = change.data ?? (await this.events.change(change.position))?.resource;
+    if (data === undefined) return; // pruned already: the streams' clients will resume past it
+    const message = changeMessage({ ...change, data });
     for (const stream of [...streams]) stream.deliver(message);
   }
 

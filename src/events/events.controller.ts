@@ -33,8 +33,10 @@ export function eventStreamFrame(message: StreamMessage): SseFrame {
       return { retry: message.retryMs, comment: `connected to the timeline of twin ${message.twinId}` };
     case 'heartbeat':
       return { comment: `heartbeat ${message.at.toISOString()}` };
+    case 'reset':
+      return { event: 'reset', id: message.position, data: JSON.stringify({ position: message.position }) };
     case 'change':
-      return { event: message.op, id: message.id, data: message.data };
+      return { event: message.op, id: message.position, data: message.data };
   }
 }
 
@@ -46,19 +48,23 @@ const STREAM_DESCRIPTION = [
   '',
   '```',
   'event: created            (or updated, deleted)',
-  `id: ${EVENT_ID}`,
+  'id: 1042                  (the change\'s position in the change log)',
   'data: {"type":"events","id":"…","attributes":{"name":…,"category":…,"data":{…},"timestamp":…,"occurred":…}}',
   '```',
   '',
-  '`data` is the event resource as committed (for `deleted`: `{"type":"events","id":…}`). Comment lines',
+  '`data` is the event resource as committed (for `deleted`: `{"type":"events","id":…}`). Message ids are',
+  'positions in the change log: increasing, in commit order within the timeline. Comment lines',
   '(`: heartbeat …`) keep idle connections open (EVENT_STREAM_HEARTBEAT_MS, 15 s by default); `retry:`',
-  'suggests a reconnection delay. Resuming: send `Last-Event-ID: <EVENT_ID>` (EventSource does this itself)',
-  'and the stored events that follow that event on the timeline (by `timestamp`, then id) are',
-  'sent first, as `created` messages with their current content, then the live changes. Updates and',
-  'deletions that happened while disconnected are not replayed. `name` and `category` limit the stream',
-  '(replay included) to changes of events of that name and/or category, as the event is after the change',
-  '(a deletion: as it was; an event renamed away from the filter is not followed). Errors before the stream',
-  'opens (tenant headers, a malformed `Last-Event-ID`, an unknown parameter) are JSON:API error documents.',
+  'suggests a reconnection delay. Resuming: send `Last-Event-ID: <id of the last message>` (EventSource does',
+  'this itself) and every change made since (created, updated, deleted, in order, with the content each',
+  'change committed) is sent first, then the live changes, none twice. The log keeps changes for',
+  'STREAM_RETENTION_HOURS (24 h by default); a `Last-Event-ID` from before that, or one the log never gave,',
+  'opens the stream with `event: reset` (`id:` and `data: {"position":…}` name where it continues): reload',
+  'the timeline, then keep the stream. An event id as `Last-Event-ID` resumes after that event\'s creation.',
+  '`name` and `category` limit the stream (replay included) to changes of events of that name and/or',
+  'category, as the event is after the change (a deletion: as it was; an event renamed away from the filter',
+  'is not followed). Errors before the stream opens (tenant headers, a malformed `Last-Event-ID`, an unknown',
+  'parameter) are JSON:API error documents.',
 ].join('\n');
 
 @ApiTags('events')
@@ -139,14 +145,19 @@ export class EventsController {
   @Get('stream')
   @ApiOperation({ summary: "Live stream of the X-Twin twin's timeline (server-sent events)", description: STREAM_DESCRIPTION })
   @ApiQueryParameters(STREAM_QUERY)
-  @ApiHeader({ name: 'Last-Event-ID', required: false, schema: { type: 'string', format: 'uuid' }, description: 'Resume after this event id (replays stored events created after it); malformed: a 400.' })
+  @ApiHeader({
+    name: 'Last-Event-ID',
+    required: false,
+    schema: { type: 'string', pattern: '^(?:0|[1-9][0-9]{0,17})$|^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' },
+    description: 'Resume after this message id (a change-log position; an event id stands for its creation): every change since is replayed first, or a `reset` message opens the stream when the log no longer reaches back that far. Malformed: a 400.',
+  })
   @ApiProduces('text/event-stream')
   @ApiOkResponse({
     description: 'An endless `text/event-stream`.',
     content: {
       'text/event-stream': {
         schema: { type: 'string' },
-        example: `retry: 2000\n\nevent: created\nid: ${EVENT_ID}\ndata: ${JSON.stringify(EXAMPLE_EVENT)}\n\n: heartbeat\n\nevent: deleted\nid: ${EVENT_ID}\ndata: {"type":"events","id":"${EVENT_ID}"}\n\n`,
+        example: `retry: 2000\n\nevent: created\nid: 1041\ndata: ${JSON.stringify(EXAMPLE_EVENT)}\n\n: heartbeat\n\nevent: deleted\nid: 1042\ndata: {"type":"events","id":"${EVENT_ID}"}\n\n`,
       },
     },
   })

@@ -3,6 +3,7 @@ import { Sql } from '../database/sql.js';
 import { SqlParams } from '../database/sql-params.js';
 import { events, idempotencyKeys, select, type Row } from '../database/schema/index.js';
 import { microsSql } from '../database/timestamps.js';
+import { notifyChangeSql, recordChangesSql, type ChangeRow } from '../database/change-log.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
 import type { CursorRequest } from '../common/json-api/cursor.js';
@@ -10,7 +11,7 @@ import type { ResourceObject } from '../common/json-api/resource.js';
 import { keysetOrder, keysetPageSql, type KeysetKey, type KeysetRows } from '../database/keyset.js';
 import { EVENT_COLUMNS, eventJsonSql, type EventRow } from './event.resource.js';
 
-export type { EventRow };
+export type { ChangeRow, EventRow };
 
 
 /** What stream filters compare: an event's name and category. */
@@ -19,15 +20,8 @@ export type EventLabels = Pick<EventRow, 'name' | 'category'>;
 /** What a stream is limited to (`GET /events/stream?name=…&category=…`). */
 export type StreamFilter = Partial<EventLabels>;
 
-/**
- * Where a stream's replay continues: after this event in timeline order (`timestamp`, then id). A client
- * resuming names only the id (its `Last-Event-ID`); the replay's own batches know the last row's
- * timestamp too, and continue exactly after it (see createdAfter).
- */
-export interface ReplayPosition {
-  id: string;
-  timestamp?: string;
-}
+/** What a deletion returns: the event's labels as they were, and its change. */
+export type DeletedEvent = EventLabels & Pick<ChangeRow, 'position' | 'resource'>;
 
 export interface TimelineFilter {
   name?: string;
@@ -69,18 +63,22 @@ const VERSION = microsSql('e.modified');
 /** An event row with its version (an ETag). */
 export type VersionedEvent = EventRow & { version: string };
 
+/** A written event and the position of its change in the change log (the stream's message id). */
+export type ChangedEvent = VersionedEvent & { position: string };
+
 /** A PATCH's data ($6) merged into the stored data: keys set, keys the patch sets to null removed. */
 const MERGED_DATA = `(data || $6::jsonb) - ARRAY(SELECT key FROM jsonb_each($6::jsonb) WHERE value = 'null'::jsonb)`;
 
-/** The creation millisecond a UUIDv7 carries in its first 48 bits (uuidv7.ts); null for other versions. */
-const UUIDV7_TIME = (id: string) =>
-  `CASE WHEN substr(${id}::text, 15, 1) = '7' THEN to_timestamp(('x' || substr(replace(${id}::text, '-', ''), 1, 12))::bit(48)::bigint / 1000.0) END`;
-
-/** PostgreSQL's NOTIFY payload limit is 8000 bytes; bigger events are announced by id only. */
-const NOTIFY_PAYLOAD_MAX = 7900;
-
-/** The JSON:API resource of row `e`, built in SQL for the NOTIFY payload. */
+/** The JSON:API resource of row `e`, built in SQL for the change log (and so the stream and webhooks). */
 const EVENT_JSON = eventJsonSql('e');
+
+/** The change-log CTE `c` of a write to the events rows of CTE `e`. */
+function eventChangeSql(kind: 'event.created' | 'event.updated' | 'event.deleted', resource = `${EVENT_JSON}::text`): string {
+  return recordChangesSql({ kind, from: 'e', organization: 'e.organization_id', twin: 'e.twin_id', subject: 'e.id', name: 'e.name', category: 'e.category', resource });
+}
+
+/** `, pg_notify(…)` of the change row `c` when the bus announces through PostgreSQL (channel), else nothing. */
+const notifySelect = (channel: string | null) => (channel ? `, ${notifyChangeSql(channel)} AS notified` : '');
 
 /**
  * The timeline's order: `timestamp` then id, both descending unless `ascending` (sort=timestamp); either
@@ -98,25 +96,6 @@ export interface TimelineDocument {
 }
 
 /**
- * `, pg_notify(…)` of a change to row `e`, evaluated in the writing statement so that PostgreSQL
- * delivers it exactly when (and only if) the transaction commits; `FROM` clause part included. The
- * payload carries the resource when it fits, otherwise only `{op, twin, id}` and listeners read the row.
- */
-function notifySql(channel: string | null, op: 'created' | 'updated' | 'deleted'): { select: string; from: string } {
-  if (!channel) return { select: '', from: '' };
-  const reference = `json_build_object('op', '${op}', 'twin', e.twin_id, 'id', e.id)::text`;
-  if (op === 'deleted') {
-    // A deletion's name and category go along, for streams that filter by them.
-    const deletion = `json_build_object('op', 'deleted', 'twin', e.twin_id, 'id', e.id, 'name', e.name, 'category', e.category)::text`;
-    return { select: `, pg_notify('${channel}', ${deletion}) AS notified`, from: '' };
-  }
-  return {
-    select: `, pg_notify('${channel}', CASE WHEN octet_length(n.payload) <= ${NOTIFY_PAYLOAD_MAX} THEN n.payload ELSE ${reference} END) AS notified`,
-    from: `, LATERAL (SELECT json_build_object('op', '${op}', 'twin', e.twin_id, 'id', e.id, 'resource', ${EVENT_JSON})::text AS payload) n`,
-  };
-}
-
-/**
  * SQL for timeline events and their idempotency keys. Every statement is scoped to the tenant's
  * organization and acting twin; timeline reads use `events_timeline_idx` (twin_id, timestamp DESC, id DESC).
  * `channel` (the event bus's NOTIFY channel, or null) makes the writes announce themselves.
@@ -126,16 +105,15 @@ export class EventsRepository {
   constructor(private readonly sql: Sql) {}
 
   /** Stores a new event; undefined when its id is taken (a client-generated id used before, on any timeline). */
-  async insert(tenant: TwinTenant, event: NewEvent, channel: string | null): Promise<VersionedEvent | undefined> {
-    const notify = notifySql(channel, 'created');
-    const rows: VersionedEvent[] = await this.sql.query(
+  async insert(tenant: TwinTenant, event: NewEvent, channel: string | null): Promise<ChangedEvent | undefined> {
+    const rows: ChangedEvent[] = await this.sql.query(
       `WITH e AS (
          INSERT INTO events (id, organization_id, twin_id, name, category, data, occurred)
          VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::timestamptz)
          ON CONFLICT (id) DO NOTHING
          RETURNING *
-       )
-       SELECT ${COLUMNS}, ${VERSION} AS version${notify.select} FROM e${notify.from}`,
+       ), c AS (${eventChangeSql('event.created')})
+       SELECT ${COLUMNS}, ${VERSION} AS version, c.position::text AS position${notifySelect(channel)} FROM e JOIN c ON c.subject_id = e.id`,
       [event.id, tenant.organization.id, tenant.twin.id, event.name, event.category, JSON.stringify(event.data), event.occurred],
     );
     return rows[0];
@@ -170,9 +148,8 @@ export class EventsRepository {
     changes: EventChanges,
     channel: string | null,
     { maxDataTextBytes = null, versions = null }: { maxDataTextBytes?: number | null; versions?: string[] | null } = {},
-  ): Promise<VersionedEvent | undefined> {
-    const notify = notifySql(channel, 'updated');
-    const rows: VersionedEvent[] = await this.sql.query(
+  ): Promise<ChangedEvent | undefined> {
+    const rows: ChangedEvent[] = await this.sql.query(
       `WITH e AS (
          UPDATE events
             SET name = COALESCE($4, name),
@@ -184,8 +161,8 @@ export class EventsRepository {
             AND ($7::int IS NULL OR octet_length((${MERGED_DATA})::text) <= $7::int)
             AND ($8::text[] IS NULL OR ${microsSql('modified')} = ANY ($8::text[]))
          RETURNING *
-       )
-       SELECT ${COLUMNS}, ${VERSION} AS version${notify.select} FROM e${notify.from}`,
+       ), c AS (${eventChangeSql('event.updated')})
+       SELECT ${COLUMNS}, ${VERSION} AS version, c.position::text AS position${notifySelect(channel)} FROM e JOIN c ON c.subject_id = e.id`,
       [
         id,
         tenant.twin.id,
@@ -203,18 +180,17 @@ export class EventsRepository {
   }
 
   /**
-   * Deletes an event of the tenant's timeline (at one of `versions`, when given); its name and category
-   * as they were, or undefined when there was no such event.
+   * Deletes an event of the tenant's timeline (at one of `versions`, when given): its name and category
+   * as they were and its change, or undefined when there was no such event.
    */
-  async delete(tenant: TwinTenant, id: string, channel: string | null, versions: string[] | null = null): Promise<EventLabels | undefined> {
-    const notify = notifySql(channel, 'deleted');
-    const rows: EventLabels[] = await this.sql.query(
+  async delete(tenant: TwinTenant, id: string, channel: string | null, versions: string[] | null = null): Promise<DeletedEvent | undefined> {
+    const rows: DeletedEvent[] = await this.sql.query(
       `WITH e AS (
          DELETE FROM events WHERE id = $1 AND twin_id = $2 AND organization_id = $3
             AND ($4::text[] IS NULL OR ${microsSql('modified')} = ANY ($4::text[]))
-         RETURNING id, twin_id, name, category
-       )
-       SELECT e.name, e.category${notify.select} FROM e`,
+         RETURNING id, organization_id, twin_id, name, category
+       ), c AS (${eventChangeSql('event.deleted', `json_build_object('type', 'events', 'id', e.id)::text`)})
+       SELECT c.name, c.category, c.position::text AS position, c.resource${notifySelect(channel)} FROM c`,
       [id, tenant.twin.id, tenant.organization.id, versions],
     );
     return rows[0];
@@ -258,29 +234,40 @@ export class EventsRepository {
   }
 
   /**
-   * The stream's replay, in timeline order (`timestamp`, then id; an index range scan of
-   * events_timeline_idx), oldest first.
-   * - Continuing its own batches (`after.timestamp` known): exactly the events after that position.
-   * - Resuming from a client's Last-Event-ID (the id alone): every event from that event's timestamp on,
-   *   but the event itself. Events of one timestamp (one transaction, a coarse clock) reached the client
-   *   in commit order, not in id order, and client-generated ids are random: which of them the client
-   *   already has is unknown, so they are all sent again (at least once, none of them skipped). An event deleted
-   *   since has no timestamp; a UUIDv7 id then gives its creation millisecond.
+   * The stream's replay: the changes of the tenant's timeline after `position`, in position order (which
+   * is commit order within a twin: migration ChangeLog), as far as the filter takes them.
    */
-  async createdAfter(tenant: TwinTenant, after: ReplayPosition, limit: number, filter: StreamFilter = {}): Promise<EventRow[]> {
-    const values = [tenant.twin.id, tenant.organization.id, after.id, limit, filter.name ?? null, filter.category ?? null];
-    const position =
-      after.timestamp === undefined
-        ? `e."timestamp" >= coalesce((SELECT a."timestamp" FROM events a WHERE a.id = $3 AND a.twin_id = $1), ${UUIDV7_TIME('$3')}) AND e.id <> $3::uuid`
-        : `(e."timestamp", e.id) > ($${values.push(after.timestamp)}::timestamptz, $3::uuid)`;
+  async changesAfter(tenant: TwinTenant, position: string, limit: number, filter: StreamFilter = {}): Promise<ChangeRow[]> {
     return this.sql.query(
-      `SELECT ${COLUMNS} FROM events e
-        WHERE e.twin_id = $1 AND e.organization_id = $2 AND ${position}
-          AND ($5::text IS NULL OR e.name = $5) AND ($6::text IS NULL OR e.category = $6)
-        ORDER BY e."timestamp", e.id
+      `SELECT c.position::text AS position, c.kind, c.twin_id, c.subject_id, c.name, c.category, c.resource FROM changes c
+        WHERE c.twin_id = $1 AND c.organization_id = $2 AND c.position > $3::bigint AND c.kind LIKE 'event.%'
+          AND ($5::text IS NULL OR c.name = $5) AND ($6::text IS NULL OR c.category = $6)
+        ORDER BY c.position
         LIMIT $4`,
-      values,
+      [tenant.twin.id, tenant.organization.id, position, limit, filter.name ?? null, filter.category ?? null],
     );
+  }
+
+  /** A change by position (a notification that could not carry it); undefined once pruned. */
+  async change(position: string): Promise<ChangeRow | undefined> {
+    const rows: ChangeRow[] = await this.sql.query(
+      `SELECT position::text AS position, kind, twin_id, subject_id, name, category, resource FROM changes WHERE position = $1::bigint`,
+      [position],
+    );
+    return rows[0];
+  }
+
+  /**
+   * Where the creation of an event of the tenant's timeline stands in the change log: how a client that
+   * kept an event id as its `Last-Event-ID` (before positions existed) resumes. Undefined when unknown.
+   */
+  async creationPosition(tenant: TwinTenant, eventId: string): Promise<string | undefined> {
+    const rows: { position: string }[] = await this.sql.query(
+      `SELECT position::text AS position FROM changes
+        WHERE subject_id = $1 AND twin_id = $2 AND organization_id = $3 AND kind = 'event.created'`,
+      [eventId, tenant.twin.id, tenant.organization.id],
+    );
+    return rows[0]?.position;
   }
 
   /**

@@ -14,11 +14,15 @@ import type { JsonText, ResourceObject } from '../common/json-api/resource.js';
 import type { CreateEventAttributes, UpdateEventAttributes } from './dto/event.dto.js';
 import { MAX_EVENT_DATA_BYTES, requestHash, serializedSize } from './event-data.js';
 import { EventBus, type EventChange } from './event-bus.js';
+import { ChangeLog } from '../database/change-log.js';
 import { eventResource } from './event.resource.js';
-import { EventStreams, type OpenStreamOptions, type StreamMessage } from './event-streams.js';
-import { EventsRepository, type EventChanges, type NewEvent, type ReplayPosition, type VersionedEvent } from './events.repository.js';
+import { EventStreams, type OpenStreamOptions, type StreamMessage, type StreamStart } from './event-streams.js';
+import { EventsRepository, type ChangedEvent, type EventChanges, type NewEvent } from './events.repository.js';
 import type { EventQuery, TimelineQuery } from './timeline-query.js';
 import { uuidv7 } from './uuidv7.js';
+
+/** A change-log position as a stream id: a positive bigint, digits only. */
+const POSITION = /^(?:0|[1-9][0-9]{0,17})$/;
 
 /** Idempotency keys are honoured for at least this long. */
 export const IDEMPOTENCY_RETENTION_HOURS = 24;
@@ -40,6 +44,7 @@ export class EventsService {
     private readonly events: EventsRepository,
     private readonly bus: EventBus,
     private readonly streams: EventStreams,
+    private readonly changeLog: ChangeLog,
     private readonly cursors: CursorCodec,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -55,8 +60,9 @@ export class EventsService {
     const { name, category, data, occurred = null } = document.attributes;
     const event = { id: document.id ?? uuidv7(), name, category, data, occurred };
     if (idempotencyKey === undefined) {
-      const resource = eventResource(await this.insert(tenant, event));
-      this.bus.committed({ op: 'created', twinId: tenant.twin.id, id: resource.id, resource });
+      const row = await this.insert(tenant, event);
+      const resource = eventResource(row);
+      this.announce('created', tenant, row, resource);
       return { resource, replayed: false };
     }
     const hash = requestHash({ ...event, id: document.id });
@@ -68,18 +74,24 @@ export class EventsService {
         if (earlier.request_hash !== hash) {
           throw unprocessable('This Idempotency-Key was used with a different request body.', { header: 'Idempotency-Key' }, 'idempotency_key_reused');
         }
-        return { resource: earlier.response_body, replayed: true };
+        return { resource: earlier.response_body, replayed: true, row: undefined };
       }
-      const resource = eventResource(await this.insert(tenant, event));
+      const row = await this.insert(tenant, event);
+      const resource = eventResource(row);
       await this.events.completeIdempotencyKey(tenant, idempotencyKey, 201, resource);
-      return { resource, replayed: false };
+      return { resource, replayed: false, row };
     });
-    if (!outcome.replayed) this.bus.committed({ op: 'created', twinId: tenant.twin.id, id: outcome.resource.id, resource: outcome.resource });
+    if (outcome.row) this.announce('created', tenant, outcome.row, outcome.resource);
     this.purgeKeysNowAndThen();
-    return outcome;
+    return { resource: outcome.resource, replayed: outcome.replayed };
   }
 
-  private async insert(tenant: TwinTenant, event: NewEvent): Promise<VersionedEvent> {
+  /** Hands a committed change to the bus (which delivers it itself, or lets PostgreSQL's NOTIFY do it). */
+  private announce(op: EventChange['op'], tenant: TwinTenant, row: ChangedEvent, resource: ResourceObject): void {
+    this.bus.committed({ position: row.position, op, twinId: tenant.twin.id, id: row.id, name: row.name, category: row.category, data: JSON.stringify(resource) });
+  }
+
+  private async insert(tenant: TwinTenant, event: NewEvent): Promise<ChangedEvent> {
     const row = await this.events.insert(tenant, event, this.bus.channel);
     if (!row) throw idExists('event', event.id);
     return row;
@@ -127,7 +139,7 @@ export class EventsService {
       (await this.events.update(tenant, id, changes, this.bus.channel, { maxDataTextBytes: MAX_EVENT_DATA_BYTES, versions })) ??
       (await this.updateMeasured(tenant, id, changes, versions));
     const resource = eventResource(row);
-    this.bus.committed({ op: 'updated', twinId: tenant.twin.id, id, resource });
+    this.announce('updated', tenant, row, resource);
     return new Tagged(resource, versionEtag(row.version));
   }
 
@@ -136,7 +148,7 @@ export class EventsService {
    * limit. Also where an update that found nothing to change ends: 412 when the event is there but not
    * at a version If-Match named, else 404.
    */
-  private updateMeasured(tenant: TwinTenant, id: string, changes: EventChanges, versions: string[] | null): Promise<VersionedEvent> {
+  private updateMeasured(tenant: TwinTenant, id: string, changes: EventChanges, versions: string[] | null): Promise<ChangedEvent> {
     return this.sql.transaction(async () => {
       const updated = await this.events.update(tenant, id, changes, this.bus.channel, { versions });
       if (!updated) throw await this.missing(tenant, id, versions);
@@ -152,8 +164,7 @@ export class EventsService {
     const versions = precondition && !precondition.any ? precondition.versions : null;
     const deleted = await this.events.delete(tenant, id, this.bus.channel, versions);
     if (!deleted) throw await this.missing(tenant, id, versions);
-    const change: EventChange = { op: 'deleted', twinId: tenant.twin.id, id, name: deleted.name, category: deleted.category };
-    this.bus.committed(change);
+    this.bus.committed({ position: deleted.position, op: 'deleted', twinId: tenant.twin.id, id, name: deleted.name, category: deleted.category, data: deleted.resource });
   }
 
   /**
@@ -165,12 +176,23 @@ export class EventsService {
     lastEventId: string | string[] | undefined,
     options: OpenStreamOptions = {},
   ): Promise<AsyncIterableIterator<StreamMessage>> {
-    let resumeAfter: ReplayPosition | undefined;
-    if (lastEventId !== undefined && lastEventId !== '') {
-      if (typeof lastEventId !== 'string' || !isUuid(lastEventId.trim())) throw invalidHeader('Last-Event-ID', 'Last-Event-ID must be an event id.');
-      resumeAfter = { id: lastEventId.trim().toLowerCase() };
-    }
-    return this.streams.open(tenant, resumeAfter, options);
+    return this.streams.open(tenant, await this.streamStart(tenant, lastEventId), options);
+  }
+
+  /**
+   * Where a stream starts. `Last-Event-ID` is a change-log position (what the stream's ids are); an
+   * event id, which a client may have kept from before positions existed, stands for its creation.
+   * A position the log can no longer continue from (pruned past the retention, unknown) is a reset.
+   */
+  private async streamStart(tenant: TwinTenant, lastEventId: string | string[] | undefined): Promise<StreamStart> {
+    if (lastEventId === undefined || lastEventId === '') return {};
+    const value = typeof lastEventId === 'string' ? lastEventId.trim() : '';
+    let position: string | undefined;
+    if (POSITION.test(value)) position = value;
+    else if (isUuid(value)) position = await this.events.creationPosition(tenant, value.toLowerCase());
+    else throw invalidHeader('Last-Event-ID', 'Last-Event-ID must be the id of a message of this stream.');
+    const { ok, head } = position === undefined ? { ok: false, head: (await this.changeLog.resumable('0')).head } : await this.changeLog.resumable(position);
+    return ok ? { after: position! } : { after: head, reset: true };
   }
 
   /** Why a write found no event: it is there at another version than If-Match named (412), or not there (404). */

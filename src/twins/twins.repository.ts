@@ -9,6 +9,7 @@ import type { Fieldsets, SortDirective } from '../common/json-api/representation
 import { keysetOrder, keysetPageSql, type KeysetKey, type KeysetRows } from '../database/keyset.js';
 import { castOf, select, twins, type ColumnOf, type GeoPoint } from '../database/schema/index.js';
 import { microsSql } from '../database/timestamps.js';
+import { recordChangesSql } from '../database/change-log.js';
 import { organizationJsonSql } from '../organizations/organization.resource.js';
 import type { TwinFilters } from './twin-filters.js';
 import { twinJsonSql, type TwinForm, type TwinRow } from './twin.resource.js';
@@ -65,6 +66,10 @@ const versionSql = (t: string) => `${microsSql(`${t}.modified`)} || '.' || ${t}.
 export type VersionedTwin = TwinRow & { version: string };
 
 /** Every column of a twin, `location` as GeoJSON (what TwinRow describes). */
+/** The change-log CTE `c` of a write to the twin rows of CTE `t`: the twin's detail form as committed (webhooks send it). */
+const twinChangeSql = (kind: 'twin.created' | 'twin.updated') =>
+  recordChangesSql({ kind, from: 't', organization: 't.organization_id', twin: 't.id', subject: 't.id', resource: `${twinJsonSql('detail', 't')}::text` });
+
 const COLUMNS = select(twins, 't', { expressions: { location: (t) => `ST_AsGeoJSON(${t}.location)::json` } });
 
 /** The filters a list query sets (`own` is the list's scope and `sort` its order, not filters). */
@@ -419,8 +424,11 @@ export class TwinsRepository {
       values.push(value);
     }
     const rows: VersionedTwin[] = await this.sql.query(
-      `INSERT INTO twins AS t (${columns.join(', ')}) VALUES (${values.join(', ')})
-       ON CONFLICT (id) DO NOTHING RETURNING ${COLUMNS}, ${versionSql('t')} AS version`,
+      `WITH t AS (
+         INSERT INTO twins (${columns.join(', ')}) VALUES (${values.join(', ')})
+         ON CONFLICT (id) DO NOTHING RETURNING *
+       ), c AS (${twinChangeSql('twin.created')})
+       SELECT ${COLUMNS}, ${versionSql('t')} AS version FROM t`,
       p.values,
     );
     return rows[0];
@@ -439,10 +447,12 @@ export class TwinsRepository {
     const sets = this.assignments(p, changes).map(([column, value]) => `${column} = ${value}`);
     sets.push('modified = now()');
     const precondition = versions ? ` AND ${versionSql('t')} = ANY (${p.add(versions, '::text[]')})` : '';
-    // TypeORM answers an UPDATE with [rows, affected count].
-    const [rows]: [VersionedTwin[], number] = await this.sql.query(
-      `UPDATE twins AS t SET ${sets.join(', ')} WHERE t.id = ${twin} AND t.organization_id = ${organization}${precondition}
-       RETURNING ${COLUMNS}, ${versionSql('t')} AS version`,
+    const rows: VersionedTwin[] = await this.sql.query(
+      `WITH t AS (
+         UPDATE twins AS t SET ${sets.join(', ')} WHERE t.id = ${twin} AND t.organization_id = ${organization}${precondition}
+         RETURNING t.*
+       ), c AS (${twinChangeSql('twin.updated')})
+       SELECT ${COLUMNS}, ${versionSql('t')} AS version FROM t`,
       p.values,
     );
     return rows[0];

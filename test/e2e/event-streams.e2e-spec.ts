@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { TwinTenant } from '../../src/common/auth/tenant';
 import { ApiError } from '../../src/common/json-api/api-error';
 import type { ResourceDocument } from '../../src/common/json-api/resource-body';
 import type { UpdateEventAttributes } from '../../src/events/dto/event.dto';
 import { EventStreams, REPLAY_BATCH, type StreamMessage } from '../../src/events/event-streams';
 import { EventsService } from '../../src/events/events.service';
-import { uuidv7 } from '../../src/events/uuidv7';
+import { ChangeLog } from '../../src/database/change-log';
 import { embeddedDatabase, TestApp, TestTenant } from '../support/test-app';
 
 /**
@@ -91,11 +90,14 @@ describe('EventsService.stream: the timeline as an async iterator', () => {
     const updated = (await events.update(tenant, created.resource.id, updateDocument(created.resource.id, { steps: 2 }))).value;
     await events.delete(tenant, created.resource.id, undefined);
     const [first, second, third] = await changes(messages, 3);
-    expect(first).toEqual({ type: 'change', op: 'created', id: created.resource.id, data: expect.any(String), name: 'walk', category: 'iterator' });
+    const position = expect.stringMatching(/^[1-9][0-9]*$/);
+    expect(first).toEqual({ type: 'change', op: 'created', position, id: created.resource.id, data: expect.any(String), name: 'walk', category: 'iterator' });
     expect(JSON.parse(first.data)).toEqual(created.resource);
     expect(second.op).toBe('updated');
     expect(JSON.parse(second.data)).toEqual(updated);
-    expect(third).toEqual({ type: 'change', op: 'deleted', id: created.resource.id, data: JSON.stringify({ type: 'events', id: created.resource.id }), name: 'walk', category: 'iterator' });
+    expect(third).toEqual({ type: 'change', op: 'deleted', position, id: created.resource.id, data: expect.any(String), name: 'walk', category: 'iterator' });
+    expect(JSON.parse(third.data)).toEqual({ type: 'events', id: created.resource.id });
+    expect(BigInt(first.position) < BigInt(second.position) && BigInt(second.position) < BigInt(third.position)).toBe(true);
   });
 
   it('only changes of its own twin arrive', async () => {
@@ -109,46 +111,63 @@ describe('EventsService.stream: the timeline as an async iterator', () => {
     expect(message.id).toBe(mine.resource.id);
   });
 
-  it('Last-Event-ID replays the stored events after it in id order, across replay batches, then goes live', async () => {
+  it('Last-Event-ID (a position) replays every change since, in commit order, across replay batches, then goes live', async () => {
     const own = twinTenant(await app.tenant({ organization: 'Replay org', twin: 'Replayed' }));
+    const live = await stream(undefined, own);
+    await nextMessage(live);
     const first = await create('first', {}, own);
-    const ids = Array.from({ length: REPLAY_BATCH + 2 }, () => uuidv7());
-    await app.dataSource.query(
-      `INSERT INTO events (id, organization_id, twin_id, name, category, data)
-       SELECT id, $2, $3, 'stored', 'replay', '{}' FROM unnest($1::uuid[]) AS id`,
-      [ids, own.organization.id, own.twin.id],
-    );
-    const messages = await stream(first.resource.id.toUpperCase(), own);
+    const [seen] = await changes(live, 1);
+    await live.return?.();
+    // While the client is away: creations (more than one replay batch), an update, a deletion.
+    const created = [];
+    for (let i = 0; i < REPLAY_BATCH + 1; i++) created.push((await create(`away ${i}`, {}, own)).resource.id);
+    await events.update(own, first.resource.id, updateDocument(first.resource.id, { seen: true }));
+    await events.delete(own, created[0], undefined);
+    const messages = await stream(seen.position, own);
     expect((await nextMessage(messages))?.type).toBe('opened');
-    const replayed = await changes(messages, ids.length);
-    expect(replayed.map((message) => message.id)).toEqual(ids);
-    expect(new Set(replayed.map((message) => message.op))).toEqual(new Set(['created']));
-    const live = await create('live', {}, own);
-    const [next] = await changes(messages, 1);
-    expect(next.id).toBe(live.resource.id);
+    const replayed = await changes(messages, created.length + 2);
+    expect(replayed.map((message) => `${message.op} ${message.id}`)).toEqual([
+      ...created.map((id) => `created ${id}`),
+      `updated ${first.resource.id}`,
+      `deleted ${created[0]}`,
+    ]);
+    expect(JSON.parse(replayed[created.length].data).attributes.data).toEqual({ seen: true });
+    const positions = replayed.map((message) => BigInt(message.position));
+    expect(positions.every((position, i) => i === 0 || position > positions[i - 1])).toBe(true);
+    const next = await create('live', {}, own);
+    const [after] = await changes(messages, 1);
+    expect(after.id).toBe(next.resource.id);
   });
 
-  it('Last-Event-ID resumes in timeline order whatever the ids: client-generated ones, and a deleted UUIDv7 one', async () => {
-    const own = twinTenant(await app.tenant({ organization: 'Client ids org', twin: 'Offline' }));
-    const named = (id: string, name: string) =>
-      events.create(own, { id, attributes: { name, category: 'offline', data: {} }, present: new Set(['name', 'category', 'data']), relationships: {} }, undefined);
-    // Created in this order; by id they would sort the other way round.
-    const high = await named(`ffffffff${randomUUID().slice(8)}`, 'high');
-    const low = await named(`00000000-0000-4000-8000-${randomUUID().slice(-12)}`, 'low');
-    const middle = await named(randomUUID(), 'middle');
-    const resumed = await stream(high.resource.id, own);
+  it('an event id as Last-Event-ID (kept from before positions) resumes after its creation', async () => {
+    const own = twinTenant(await app.tenant({ organization: 'Event id org', twin: 'Kept' }));
+    const kept = await create('kept', {}, own);
+    const later = await create('later', {}, own);
+    await events.update(own, kept.resource.id, updateDocument(kept.resource.id, { more: 1 }));
+    const resumed = await stream(kept.resource.id.toUpperCase(), own);
     await nextMessage(resumed);
-    expect((await changes(resumed, 2)).map((message) => message.id)).toEqual([low.resource.id, middle.resource.id]);
+    expect((await changes(resumed, 2)).map((message) => `${message.op} ${message.id}`)).toEqual([`created ${later.resource.id}`, `updated ${kept.resource.id}`]);
+  });
 
-    // The event named by Last-Event-ID is gone: its UUIDv7 says when it was made (to the millisecond,
-    // so the events before it are a few milliseconds older here).
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    const gone = await create('gone', {}, own);
-    const after = await create('after', {}, own);
-    await events.delete(own, gone.resource.id, undefined);
-    const again = await stream(gone.resource.id, own);
-    await nextMessage(again);
-    expect((await changes(again, 1))[0].id).toBe(after.resource.id);
+  it('a position past the retention, or one the log never gave, opens with a reset and then goes live', async () => {
+    const own = twinTenant(await app.tenant({ organization: 'Reset org', twin: 'Reset' }));
+    const old = await create('old', {}, own);
+    await create('also old', {}, own);
+    const [{ position }] = await app.dataSource.query(`SELECT position::text AS position FROM changes WHERE subject_id = $1`, [old.resource.id]);
+    // Two days ago, then pruned as the retention (24 h) says.
+    await app.dataSource.query(`UPDATE changes SET changed = now() - interval '2 days' WHERE twin_id = $1`, [own.twin.id]);
+    expect(await app.app.get(ChangeLog).prune()).toBeGreaterThanOrEqual(2);
+    for (const lastEventId of [position, '999999999999999']) {
+      const messages = await stream(lastEventId, own);
+      expect(await nextMessage(messages)).toEqual({ type: 'opened', twinId: own.twin.id, retryMs: 2000 });
+      const reset = await nextMessage(messages);
+      expect(reset).toEqual({ type: 'reset', position: expect.stringMatching(/^[0-9]+$/) });
+      const fresh = await create('fresh', {}, own);
+      const [next] = await changes(messages, 1);
+      expect(next.id).toBe(fresh.resource.id);
+      expect(BigInt(next.position) > BigInt((reset as { position: string }).position)).toBe(true);
+      await messages.return?.();
+    }
   });
 
   it('name and category filters: only changes of matching events, deletions by the name they had, the replay too', async () => {
@@ -178,9 +197,11 @@ describe('EventsService.stream: the timeline as an async iterator', () => {
     const more = await Promise.race([changes(sport, 1).then(() => 'more', () => 'none'), new Promise((resolve) => setTimeout(() => resolve('none'), 300))]);
     expect(more).toBe('none');
 
+    // The replay filters too: after the run's creation, the sport changes were the sporty walk's creation
+    // and the run's update and deletion.
     const replayed = await stream(run.resource.id, own, { filter: { category: 'sport' } });
     await nextMessage(replayed);
-    expect(seen(await changes(replayed, 1))).toEqual([`created ${sportyWalk.resource.id}`]);
+    expect(seen(await changes(replayed, 3))).toEqual([`created ${sportyWalk.resource.id}`, `updated ${run.resource.id}`, `deleted ${run.resource.id}`]);
   });
 
   it('a malformed Last-Event-ID or an unknown parameter is refused before any stream exists', async () => {

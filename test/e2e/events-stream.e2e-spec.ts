@@ -59,13 +59,16 @@ describe('events: GET /events/stream (server-sent events)', () => {
     expect(deleted.statusCode).toBe(204);
 
     const [first, second, third] = await client.take(3);
-    expect(first).toEqual({ event: 'created', id: event.id, data: expect.any(String) });
+    // Message ids are change-log positions, increasing; the event's id is in the data.
+    const POSITION = /^[1-9][0-9]*$/;
+    expect(first).toEqual({ event: 'created', id: expect.stringMatching(POSITION), data: expect.any(String) });
     expect(JSON.parse(first.data!)).toEqual(event);
     expect(JSON.parse(first.data!).attributes.timestamp).toMatch(MICROSECOND_TIMESTAMP);
     expect(second.event).toBe('updated');
-    expect(second.id).toBe(event.id);
     expect(JSON.parse(second.data!)).toEqual(patched.json().data);
-    expect(third).toEqual({ event: 'deleted', id: event.id, data: JSON.stringify({ type: 'events', id: event.id }) });
+    expect(third).toEqual({ event: 'deleted', id: expect.stringMatching(POSITION), data: expect.any(String) });
+    expect(JSON.parse(third.data!)).toEqual({ type: 'events', id: event.id });
+    expect(BigInt(first.id!) < BigInt(second.id!) && BigInt(second.id!) < BigInt(third.id!)).toBe(true);
   });
 
   it('only the X-Twin timeline: events of another twin of the organization do not arrive', async () => {
@@ -75,7 +78,7 @@ describe('events: GET /events/stream (server-sent events)', () => {
     expect((await post({ name: 'theirs', category: 'c', data: {} }, rows[0].id)).statusCode).toBe(201);
     const mine = await post({ name: 'mine', category: 'c', data: {} });
     const [message] = await client.take(1);
-    expect(message.id).toBe(mine.json().data.id);
+    expect(JSON.parse(message.data!).id).toBe(mine.json().data.id);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(client.messages).toHaveLength(1);
   });
@@ -89,26 +92,47 @@ describe('events: GET /events/stream (server-sent events)', () => {
     expect(JSON.parse(message.data!)).toEqual(created.json().data);
   });
 
-  it('Last-Event-ID replays the stored events created after it, then goes live', async () => {
-    // A resume re-sends the events of the named one's timestamp (they may have arrived in another order
-    // than the timeline's): the suite's earlier events are kept off that millisecond (the embedded
-    // database's clock has no finer grain).
-    await new Promise((resolve) => setTimeout(resolve, 5));
+  it('Last-Event-ID replays every change made while away (created, updated, deleted), in order, then goes live', async () => {
+    const first = await open();
     const ids: string[] = [];
-    for (let i = 0; i < 4; i++) ids.push((await post({ name: `e${i}`, category: 'replay', data: { i } })).json().data.id);
+    ids.push((await post({ name: 'e0', category: 'replay', data: { i: 0 } })).json().data.id);
+    const [seen] = await first.take(1);
+    first.close();
+    for (let i = 1; i < 4; i++) ids.push((await post({ name: `e${i}`, category: 'replay', data: { i } })).json().data.id);
     await service.inject({ method: 'DELETE', url: `/events/${ids[2]}`, headers: tenant.headers({ twin: true }) });
-    const client = await open({ ...tenant.headers({ twin: true }), 'last-event-id': ids[0] });
-    const replayed = await client.take(2);
-    expect(replayed.map((m) => [m.event, m.id])).toEqual([
+    const patched = await service.inject({
+      method: 'PATCH',
+      url: `/events/${ids[0]}`,
+      headers: { ...tenant.headers({ twin: true }), 'content-type': JSON_API },
+      payload: document({ type: 'events', id: ids[0], attributes: { name: 'e0 again' } }),
+    });
+    expect(patched.statusCode).toBe(200);
+    const client = await open({ ...tenant.headers({ twin: true }), 'last-event-id': seen.id! });
+    const replayed = await client.take(5);
+    expect(replayed.map((m) => [m.event, JSON.parse(m.data!).id])).toEqual([
       ['created', ids[1]],
+      ['created', ids[2]],
       ['created', ids[3]],
+      ['deleted', ids[2]],
+      ['updated', ids[0]],
     ]);
-    expect(JSON.parse(replayed[1].data!).attributes).toEqual(expect.objectContaining({ name: 'e3', data: { i: 3 } }));
+    expect(JSON.parse(replayed[2].data!).attributes).toEqual(expect.objectContaining({ name: 'e3', data: { i: 3 } }));
+    expect(JSON.parse(replayed[4].data!)).toEqual(patched.json().data);
     const live = (await post({ name: 'live', category: 'replay', data: {} })).json().data.id;
-    const [, , third] = await client.take(3);
-    expect(third).toEqual(expect.objectContaining({ event: 'created', id: live }));
+    const [, , , , , sixth] = await client.take(6);
+    expect(sixth).toEqual(expect.objectContaining({ event: 'created' }));
+    expect(JSON.parse(sixth.data!).id).toBe(live);
     await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(client.messages).toHaveLength(3);
+    expect(client.messages).toHaveLength(6);
+  });
+
+  it('a Last-Event-ID the change log cannot continue from opens with a reset message', async () => {
+    const client = await open({ ...tenant.headers({ twin: true }), 'last-event-id': '9999999999999' });
+    const [reset] = await client.take(1);
+    expect(reset).toEqual({ event: 'reset', id: expect.stringMatching(/^[0-9]+$/), data: JSON.stringify({ position: reset.id }) });
+    const live = (await post({ name: 'after reset', category: 'replay', data: {} })).json().data.id;
+    const [, next] = await client.take(2);
+    expect(JSON.parse(next.data!).id).toBe(live);
   });
 
   it('?name= and ?category= limit the stream to matching events', async () => {
@@ -117,7 +141,8 @@ describe('events: GET /events/stream (server-sent events)', () => {
     await post({ name: 'other', category: 'elsewhere', data: {} });
     const wanted = (await post({ name: 'kept', category: 'filtered-http', data: {} })).json().data.id;
     const [first] = await client.take(1);
-    expect(first).toEqual(expect.objectContaining({ event: 'created', id: wanted }));
+    expect(first).toEqual(expect.objectContaining({ event: 'created' }));
+    expect(JSON.parse(first.data!).id).toBe(wanted);
     const repeated = await open(tenant.headers({ twin: true }), port, '/events/stream?name=a&name=b');
     expect(repeated.response.statusCode).toBe(400);
     expect(JSON.parse(await repeated.body()).errors[0].source).toEqual({ parameter: 'name' });

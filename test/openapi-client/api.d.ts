@@ -293,19 +293,23 @@ export interface paths {
          *
          *     ```
          *     event: created            (or updated, deleted)
-         *     id: 0199a6f4-3c2e-7a41-8b1d-5f0e2c9d7a10
+         *     id: 1042                  (the change's position in the change log)
          *     data: {"type":"events","id":"…","attributes":{"name":…,"category":…,"data":{…},"timestamp":…,"occurred":…}}
          *     ```
          *
-         *     `data` is the event resource as committed (for `deleted`: `{"type":"events","id":…}`). Comment lines
+         *     `data` is the event resource as committed (for `deleted`: `{"type":"events","id":…}`). Message ids are
+         *     positions in the change log: increasing, in commit order within the timeline. Comment lines
          *     (`: heartbeat …`) keep idle connections open (EVENT_STREAM_HEARTBEAT_MS, 15 s by default); `retry:`
-         *     suggests a reconnection delay. Resuming: send `Last-Event-ID: <EVENT_ID>` (EventSource does this itself)
-         *     and the stored events that follow that event on the timeline (by `timestamp`, then id) are
-         *     sent first, as `created` messages with their current content, then the live changes. Updates and
-         *     deletions that happened while disconnected are not replayed. `name` and `category` limit the stream
-         *     (replay included) to changes of events of that name and/or category, as the event is after the change
-         *     (a deletion: as it was; an event renamed away from the filter is not followed). Errors before the stream
-         *     opens (tenant headers, a malformed `Last-Event-ID`, an unknown parameter) are JSON:API error documents.
+         *     suggests a reconnection delay. Resuming: send `Last-Event-ID: <id of the last message>` (EventSource does
+         *     this itself) and every change made since (created, updated, deleted, in order, with the content each
+         *     change committed) is sent first, then the live changes, none twice. The log keeps changes for
+         *     STREAM_RETENTION_HOURS (24 h by default); a `Last-Event-ID` from before that, or one the log never gave,
+         *     opens the stream with `event: reset` (`id:` and `data: {"position":…}` name where it continues): reload
+         *     the timeline, then keep the stream. An event id as `Last-Event-ID` resumes after that event's creation.
+         *     `name` and `category` limit the stream (replay included) to changes of events of that name and/or
+         *     category, as the event is after the change (a deletion: as it was; an event renamed away from the filter
+         *     is not followed). Errors before the stream opens (tenant headers, a malformed `Last-Event-ID`, an unknown
+         *     parameter) are JSON:API error documents.
          */
         get: operations["EventsController_stream"];
         put?: never;
@@ -3632,7 +3636,7 @@ export interface operations {
                 category?: string;
             };
             header?: {
-                /** @description Resume after this event id (replays stored events created after it); malformed: a 400. */
+                /** @description Resume after this message id (a change-log position; an event id stands for its creation): every change since is replayed first, or a `reset` message opens the stream when the log no longer reaches back that far. Malformed: a 400. */
                 "Last-Event-ID"?: string;
             };
             path?: never;
@@ -3650,13 +3654,13 @@ export interface operations {
                      * @example retry: 2000
                      *
                      *     event: created
-                     *     id: 0199a6f4-3c2e-7a41-8b1d-5f0e2c9d7a10
+                     *     id: 1041
                      *     data: {"type":"events","id":"0199a6f4-3c2e-7a41-8b1d-5f0e2c9d7a10","attributes":{"name":"walk","category":"activity","data":{"steps":4200,"device":"watch","route":{"km":3.2}},"timestamp":"2026-11-21T19:26:03.123456Z","occurred":"2026-11-21T17:02:41.500000Z"}}
                      *
                      *     : heartbeat
                      *
                      *     event: deleted
-                     *     id: 0199a6f4-3c2e-7a41-8b1d-5f0e2c9d7a10
+                     *     id: 1042
                      *     data: {"type":"events","id":"0199a6f4-3c2e-7a41-8b1d-5f0e2c9d7a10"}
                      */
                     "text/event-stream": string;

@@ -188,9 +188,11 @@ const SCOPES: Record<string, (world: string) => string> = {
   revenue_entries: (o) => `quest_id IN (SELECT id FROM quests WHERE organization_id = ${o}) OR twin_id IN (SELECT id FROM twins WHERE organization_id = ${o})`,
 };
 
-/** Tables that hold no tenant data. */
-/** service_keys holds the service's own secrets (the cursor key), shared by every tenant. */
-const NOT_TENANT_DATA = new Set(['migrations', 'schema_migrations', 'spatial_ref_sys', 'typeorm_metadata', 'query_result_cache', 'service_keys']);
+/**
+ * Tables that hold no tenant data: service_keys holds the service's own secrets (the cursor key),
+ * shared by every tenant; change_log_state one number, how far the change log was pruned.
+ */
+const NOT_TENANT_DATA = new Set(['migrations', 'schema_migrations', 'spatial_ref_sys', 'typeorm_metadata', 'query_result_cache', 'service_keys', 'change_log_state']);
 
 /**
  * The tenant tables, discovered from information_schema (not a hand-kept list): a table with an

@@ -1,6 +1,5 @@
 import { Logger } from '@nestjs/common';
 import type { TwinTenant } from '../../src/common/auth/tenant';
-import type { ResourceObject } from '../../src/common/json-api/resource';
 import { MAX_QUEUED_BYTES, REPLAY_BATCH, type StreamMessage, TimelineStream } from '../../src/events/event-streams';
 
 /**
@@ -13,8 +12,17 @@ const tenant: TwinTenant = { account: { id: 'a', name: 'A' }, organization: { id
 const logger = { warn: jest.fn() } as unknown as Logger;
 
 const id = (n: number) => `00000000-0000-7000-8000-${String(n).padStart(12, '0')}`;
-const resource = (n: number): ResourceObject => ({ type: 'events', id: id(n), attributes: { name: `e${n}` } });
-const change = (op: 'created' | 'updated' | 'deleted', n: number, data = '{}') => ({ type: 'change' as const, op, id: id(n), data });
+/** A change of event `n` at change-log position `at` (by default: n). */
+const change = (op: 'created' | 'updated' | 'deleted', n: number, data = '{}', at = n) => ({
+  type: 'change' as const,
+  op,
+  position: String(at),
+  id: id(n),
+  data,
+  name: 'e',
+  category: 'c',
+});
+type Change = ReturnType<typeof change>;
 
 interface Made {
   stream: TimelineStream;
@@ -22,18 +30,17 @@ interface Made {
   replayQueries: string[];
 }
 
-function make(options: { resumeAfter?: string; heartbeatMs?: number; replay?: (after: string) => Promise<ResourceObject[]>; signal?: AbortSignal } = {}): Made {
+function make(options: { resumeAfter?: string; reset?: boolean; heartbeatMs?: number; replay?: (after: string) => Promise<Change[]>; signal?: AbortSignal } = {}): Made {
   const ended = jest.fn();
   const replayQueries: string[] = [];
   const replay = options.replay ?? (async () => []);
   const stream = new TimelineStream(
     tenant,
-    options.resumeAfter === undefined ? undefined : { id: options.resumeAfter },
+    options.resumeAfter === undefined ? {} : { after: options.resumeAfter, reset: options.reset },
     options.heartbeatMs ?? 60_000,
-    // The ids of the positions: the unit tests' resources all have one timestamp, so ids order them.
     (after) => {
-      replayQueries.push(after.id);
-      return replay(after.id);
+      replayQueries.push(after);
+      return replay(after);
     },
     ended,
     logger,
@@ -81,9 +88,9 @@ describe('TimelineStream', () => {
   });
 
   it('with a filter, leaves out the changes of events of another name or category', async () => {
-    const stream = new TimelineStream(tenant, undefined, 60_000, async () => [], jest.fn(), logger, undefined, { name: 'walk', category: 'sport' });
+    const stream = new TimelineStream(tenant, {}, 60_000, async () => [], jest.fn(), logger, undefined, { name: 'walk', category: 'sport' });
     made.push(stream);
-    const labelled = (n: number, name?: string, category?: string) => ({ ...change('updated', n), name, category });
+    const labelled = (n: number, name = '', category = '') => ({ ...change('updated', n), name, category });
     stream.deliver(labelled(1, 'walk', 'leisure'));
     stream.deliver(labelled(2, 'run', 'sport'));
     stream.deliver(labelled(3));
@@ -113,20 +120,19 @@ describe('TimelineStream', () => {
   });
 
   it('replays as the consumer pulls: one query per batch, the next only once the previous one is taken', async () => {
-    const stored = Array.from({ length: REPLAY_BATCH + 3 }, (_, i) => resource(i + 1));
+    const stored = Array.from({ length: REPLAY_BATCH + 3 }, (_, i) => change('updated', i + 1, `{"n":${i + 1}}`));
     const { stream, replayQueries } = make({
-      resumeAfter: id(0),
-      replay: async (after) => stored.filter((row) => row.id > after).slice(0, REPLAY_BATCH),
+      resumeAfter: '0',
+      replay: async (after) => stored.filter((row) => Number(row.position) > Number(after)).slice(0, REPLAY_BATCH),
     });
     await take(stream, 1);
     expect(replayQueries).toEqual([]);
     const firstBatch = await take(stream, REPLAY_BATCH);
-    expect(replayQueries).toEqual([id(0)]);
-    expect(firstBatch.map((m) => (m.type === 'change' ? m.id : m.type))).toEqual(stored.slice(0, REPLAY_BATCH).map((row) => row.id));
-    expect(JSON.parse((firstBatch[0] as { data: string }).data)).toEqual(stored[0]);
+    expect(replayQueries).toEqual(['0']);
+    expect(firstBatch).toEqual(stored.slice(0, REPLAY_BATCH));
     const rest = await take(stream, 3);
-    expect(replayQueries).toEqual([id(0), id(REPLAY_BATCH)]);
-    expect(rest.map((m) => (m.type === 'change' ? m.id : m.type))).toEqual(stored.slice(REPLAY_BATCH).map((row) => row.id));
+    expect(replayQueries).toEqual(['0', String(REPLAY_BATCH)]);
+    expect(rest).toEqual(stored.slice(REPLAY_BATCH));
     const live = stream.next();
     expect(await settles(live)).toBe(false);
     expect(replayQueries).toHaveLength(2);
@@ -134,29 +140,44 @@ describe('TimelineStream', () => {
     expect(summary((await live).value as StreamMessage)).toBe('created 00');
   });
 
-  it('holds live changes back during the replay and then sends them, minus creations the replay already sent', async () => {
+  it('holds live changes back during the replay and then sends them, minus those the replay already sent (by position)', async () => {
     let release: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const { stream } = make({
-      resumeAfter: id(0),
+      resumeAfter: '10',
       replay: async () => {
         await gate;
-        return [resource(1), resource(2)];
+        return [change('created', 1, '{}', 11), change('created', 2, '{}', 12)];
       },
     });
     await take(stream, 1);
     const first = stream.next();
-    // Committed while the replay's query ran: event 2 is in its answer, event 3 is not.
-    stream.deliver(change('created', 2));
-    stream.deliver(change('updated', 1));
-    stream.deliver(change('created', 3));
+    // Committed while the replay's query ran: position 12 is in its answer, 13 and 14 are not.
+    stream.deliver(change('created', 2, '{}', 12));
+    stream.deliver(change('updated', 1, '{}', 13));
+    stream.deliver(change('created', 3, '{}', 14));
     release();
     const messages = [(await first).value as StreamMessage, ...(await take(stream, 3))];
     expect(messages.map(summary)).toEqual(['created 01', 'created 02', 'updated 01', 'created 03']);
   });
 
+  it('a reset stream says so first, then sends only the changes after the position it continues from', async () => {
+    const { stream, replayQueries } = make({ resumeAfter: '99', reset: true });
+    stream.deliver(change('created', 1, '{}', 98));
+    stream.deliver(change('created', 2, '{}', 100));
+    expect(await take(stream, 3)).toEqual([{ type: 'opened', twinId: TWIN, retryMs: 2000 }, { type: 'reset', position: '99' }, change('created', 2, '{}', 100)]);
+    expect(replayQueries).toEqual([]);
+  });
+
+  it('compares positions as numbers, not as strings', async () => {
+    const { stream } = make({ resumeAfter: '9', replay: async () => [] });
+    await take(stream, 1);
+    stream.deliver(change('created', 1, '{}', 10));
+    expect((await take(stream, 1)).map(summary)).toEqual(['created 01']);
+  });
+
   it('a replay that fails is logged and ends the stream after what was queued', async () => {
-    const { stream, ended } = make({ resumeAfter: id(0), replay: async () => Promise.reject(new Error('database gone')) });
+    const { stream, ended } = make({ resumeAfter: '0', replay: async () => Promise.reject(new Error('database gone')) });
     expect((await take(stream, 1))[0].type).toBe('opened');
     expect(await stream.next()).toEqual({ value: undefined, done: true });
     expect(ended).toHaveBeenCalledWith(stream);
@@ -181,10 +202,10 @@ describe('TimelineStream', () => {
     let release: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const { stream, ended } = make({
-      resumeAfter: id(0),
+      resumeAfter: '0',
       replay: async () => {
         await gate;
-        return [resource(1)];
+        return [change('created', 1)];
       },
     });
     await take(stream, 1);

@@ -1,0 +1,146 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { Sql } from './sql.js';
+
+/**
+ * The change log (table `changes`, migration ChangeLog): what every write of an event, twin or quest
+ * records in its own statement, so the record commits with the change or not at all. The event stream
+ * resumes from it; webhook deliveries are made from it.
+ */
+
+/** A change's kind; also its webhook event type. */
+export type ChangeKind =
+  | 'event.created'
+  | 'event.updated'
+  | 'event.deleted'
+  | 'twin.created'
+  | 'twin.updated'
+  | 'quest.published'
+  | 'quest.embarked';
+
+/** A row of the change log as statements read it (the position as text). */
+export interface ChangeRow {
+  /** bigint, as text: statements select `position::text` (a JavaScript number cannot hold every bigint). */
+  position: string;
+  kind: ChangeKind;
+  twin_id: string | null;
+  subject_id: string;
+  name: string | null;
+  category: string | null;
+  resource: string;
+}
+
+const CHANGE_RETURNING = 'position, kind, twin_id, subject_id, name, category, resource';
+
+/** What one statement records: a change row per row of `from` (SQL expressions over its columns). */
+export interface ChangeRecord {
+  kind: ChangeKind;
+  /** The FROM list the changed rows come from (usually the CTE of the INSERT/UPDATE/DELETE … RETURNING). */
+  from: string;
+  organization: string;
+  twin: string | null;
+  subject: string;
+  /** An event's name and category (stream filters); null for other kinds. */
+  name?: string;
+  category?: string;
+  /** The resource's JSON text as committed (a deletion: its identifier). */
+  resource: string;
+}
+
+/**
+ * `INSERT INTO changes … RETURNING …`, to be a CTE of the changing statement. The position is drawn by
+ * the table's trigger (per-twin commit order); the statement returns the rows as ChangeRow.
+ */
+export function recordChangesSql(record: ChangeRecord): string {
+  return `INSERT INTO changes (organization_id, twin_id, kind, subject_id, name, category, resource)
+           SELECT ${record.organization}, ${record.twin ?? 'NULL::uuid'}, '${record.kind}', ${record.subject},
+                  ${record.name ?? 'NULL'}, ${record.category ?? 'NULL'}, ${record.resource}
+             FROM ${record.from}
+         RETURNING ${CHANGE_RETURNING}`;
+}
+
+/** PostgreSQL's NOTIFY payload limit is 8000 bytes; a change whose resource is bigger is announced without it. */
+const NOTIFY_RESOURCE_MAX = 7600;
+
+/**
+ * `pg_notify(channel, …)` of the change row aliased `c`, evaluated in the writing statement so that
+ * PostgreSQL delivers it when, and only if, the transaction commits, in commit order. The payload is the
+ * ChangeRow as JSON, without `resource` when that would not fit (listeners then read it by position).
+ */
+export function notifyChangeSql(channel: string, c = 'c'): string {
+  const head = `'position', ${c}.position::text, 'kind', ${c}.kind, 'twin_id', ${c}.twin_id, 'subject_id', ${c}.subject_id, 'name', ${c}.name, 'category', ${c}.category`;
+  return `pg_notify('${channel}', CASE WHEN octet_length(${c}.resource) <= ${NOTIFY_RESOURCE_MAX}
+                                        THEN json_build_object(${head}, 'resource', ${c}.resource)
+                                        ELSE json_build_object(${head}) END::text)`;
+}
+
+/** Rows pruned per statement: bounded work, short locks. */
+const PRUNE_BATCH = 5000;
+/** How often an instance prunes (each instance does; the deletes do not collide: SKIP LOCKED). */
+const PRUNE_INTERVAL_MS = 5 * 60 * 1000;
+
+/**
+ * Keeps the change log to its retention (STREAM_RETENTION_HOURS): every few minutes, rows older than
+ * that are deleted in bounded batches, off the request path, and `change_log_state.pruned_through`
+ * remembers the highest position deleted, so a stream resuming from before it is told to reset.
+ */
+@Injectable()
+export class ChangeLog implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('ChangeLog');
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+
+  constructor(
+    private readonly sql: Sql,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => {
+      this.running ??= this.prune()
+        .catch((error: Error) => this.logger.warn(`pruning the change log failed: ${error.message}`))
+        .finally(() => (this.running = undefined));
+    }, PRUNE_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** Deletes every row past the retention, a batch per statement; the number deleted. */
+  async prune(retentionHours = this.config.streamRetentionHours): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const [{ deleted }]: { deleted: number }[] = await this.sql.query(
+        `WITH gone AS (
+           DELETE FROM changes WHERE position IN (
+             SELECT position FROM changes WHERE changed < now() - make_interval(secs => $1 * 3600) LIMIT $2 FOR UPDATE SKIP LOCKED)
+           RETURNING position),
+         state AS (
+           UPDATE change_log_state SET pruned_through = greatest(pruned_through, (SELECT max(position) FROM gone))
+            WHERE EXISTS (SELECT FROM gone))
+         SELECT count(*)::int AS deleted FROM gone`,
+        [retentionHours, PRUNE_BATCH],
+      );
+      total += deleted;
+      if (deleted < PRUNE_BATCH) return total;
+    }
+  }
+
+  /**
+   * Where a resume from `position` stands: `ok` when every later change is still in the log, else
+   * `reset` (pruned past it, or a position this log never gave, as after a restore). `head` is the last
+   * position drawn, where a reset stream continues from.
+   */
+  async resumable(position: string): Promise<{ ok: boolean; head: string }> {
+    const [row]: { ok: boolean; head: string }[] = await this.sql.query(
+      `SELECT $1::bigint >= s.pruned_through AND $1::bigint <= q.head AS ok, q.head::text AS head
+         FROM change_log_state s,
+              (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS head FROM changes_position_seq) q`,
+      [position],
+    );
+    return row;
+  }
+}
