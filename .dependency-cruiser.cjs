@@ -14,7 +14,7 @@
 //
 // There are no exceptions: CI fails on any violation.
 
-const FEATURES = ['twins', 'maps', 'events', 'quests', 'places', 'images', 'organizations', 'accounts', 'revenue', 'admin', 'health'];
+const FEATURES = ['twins', 'maps', 'events', 'quests', 'places', 'images', 'organizations', 'accounts', 'revenue', 'admin', 'health', 'operations'];
 const FEATURE = `^src/(?:${FEATURES.join('|')})/`;
 const TOP = ['^src/app[.][^/]+$', '^src/main[.]ts$', '^src/cli/'];
 
@@ -46,6 +46,18 @@ const CROSS_FEATURE = {
     '^src/twins/twin-visibility[.]ts$',
     '^src/twins/twin-filters[.]ts$',
     '^src/twins/twin-conditions[.]ts$',
+  ],
+  operations: [
+    // A batch applies event and twin changes by the rules of their own routes: through those features'
+    // services (and modules), with their request DTOs (the same validation), the events feature's
+    // idempotency keys (canonical hash, key header) and both features' OpenAPI documents.
+    '^src/events/events[.](?:module|service)[.]ts$',
+    '^src/events/dto/event[.]dto[.]ts$',
+    '^src/events/event-data[.]ts$',
+    '^src/events/event[.]openapi[.]ts$',
+    '^src/twins/twins[.](?:module|service)[.]ts$',
+    '^src/twins/dto/twin-attributes[.]dto[.]ts$',
+    '^src/twins/twin[.]openapi[.]ts$',
   ],
   admin: [
     // The admin API provisions tenants: it writes organizations, accounts and twins through the

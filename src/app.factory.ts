@@ -123,7 +123,12 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   });
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
   const routes = new RouteTable();
-  fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
+  fastify.addHook('onRoute', (route) => {
+    routes.add(route.method, route.url);
+    // A route that takes bigger bodies than the service's default says so in its config (@RouteConfig).
+    const bodyLimit = (route.config as { bodyLimit?: unknown } | undefined)?.bodyLimit;
+    if (typeof bodyLimit === 'number') route.bodyLimit = bodyLimit;
+  });
   configureBodyParsers(fastify, config);
   await registerCompression(fastify);
   // Callback-style hooks: they run on every request, and an async hook costs a promise and a microtask

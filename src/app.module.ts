@@ -10,13 +10,14 @@ import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
 import { ImagesModule } from './images/images.module.js';
 import { MapsModule } from './maps/maps.module.js';
+import { OperationsModule } from './operations/operations.module.js';
 import { OrganizationsModule } from './organizations/organizations.module.js';
 import { QuestsModule } from './quests/quests.module.js';
 import { RevenueModule } from './revenue/revenue.module.js';
 import { TwinsModule } from './twins/twins.module.js';
 
 /** Feature modules of the service; each owns its routes, rules and SQL. */
-export const FEATURE_MODULES = [HealthModule, OrganizationsModule, AccountsModule, AdminModule, TwinsModule, EventsModule, ImagesModule, RevenueModule, QuestsModule, MapsModule];
+export const FEATURE_MODULES = [HealthModule, OrganizationsModule, AccountsModule, AdminModule, TwinsModule, EventsModule, ImagesModule, RevenueModule, QuestsModule, MapsModule, OperationsModule];
 
 @Module({})
 export class AppModule {

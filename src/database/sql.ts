@@ -14,9 +14,15 @@ import type { IsolationLevel } from 'typeorm/driver/types/IsolationLevel.js';
  * (held by the transaction). Outside a transaction, `query()` goes straight to the pool
  * (pooled-queries.ts). A transaction opened inside another joins it (one commit, one rollback).
  */
+/** The open transaction of the async context: its connection, and what is to happen once it committed. */
+interface OpenTransaction {
+  manager: EntityManager;
+  afterCommit: (() => void)[];
+}
+
 @Injectable()
 export class Sql {
-  private readonly current = new AsyncLocalStorage<EntityManager>();
+  private readonly current = new AsyncLocalStorage<OpenTransaction>();
 
   constructor(private readonly dataSource: DataSource) {}
 
@@ -27,15 +33,28 @@ export class Sql {
    */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   query<T = any>(text: string, parameters?: unknown[]): Promise<T> {
-    const manager = this.current.getStore();
-    return (manager ? manager.query(text, parameters) : this.dataSource.query(text, parameters)) as Promise<T>;
+    const open = this.current.getStore();
+    return (open ? open.manager.query(text, parameters) : this.dataSource.query(text, parameters)) as Promise<T>;
   }
 
   /** Runs `work` in a transaction (or in the one already open): committed when it resolves, rolled back when it throws. */
-  transaction<T>(work: () => Promise<T>, isolation?: IsolationLevel): Promise<T> {
+  async transaction<T>(work: () => Promise<T>, isolation?: IsolationLevel): Promise<T> {
     if (this.current.getStore()) return work();
-    const run = (manager: EntityManager) => this.current.run(manager, work);
-    return isolation ? this.dataSource.transaction(isolation, run) : this.dataSource.transaction(run);
+    const afterCommit: (() => void)[] = [];
+    const run = (manager: EntityManager) => this.current.run({ manager, afterCommit }, work);
+    const result = await (isolation ? this.dataSource.transaction(isolation, run) : this.dataSource.transaction(run));
+    for (const effect of afterCommit) effect();
+    return result;
+  }
+
+  /**
+   * Runs `effect` once the caller's transaction committed (at once outside a transaction), never when it
+   * rolls back: announcing a change that may still be undone would tell the world something false.
+   */
+  afterCommit(effect: () => void): void {
+    const open = this.current.getStore();
+    if (open) open.afterCommit.push(effect);
+    else effect();
   }
 
   /** Whether the caller runs inside a transaction (for assertions in code that must). */

@@ -21,5 +21,6 @@ import { EventsService } from './events.service.js';
         config.eventBus === 'postgres' && notifications ? new PostgresEventBus(notifications) : new MemoryEventBus(),
     },
   ],
+  exports: [EventsService],
 })
 export class EventsModule {}

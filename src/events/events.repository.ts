@@ -7,7 +7,6 @@ import { notifyChangeSql, recordChangesSql, type ChangeRow } from '../database/c
 import type { TwinTenant } from '../common/auth/tenant.js';
 import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
 import type { CursorRequest } from '../common/json-api/cursor.js';
-import type { ResourceObject } from '../common/json-api/resource.js';
 import { keysetOrder, keysetPageSql, type KeysetKey, type KeysetRows } from '../database/keyset.js';
 import { EVENT_COLUMNS, eventJsonSql, type EventRow } from './event.resource.js';
 
@@ -53,7 +52,8 @@ export interface EventChanges {
   occurred?: string | null;
 }
 
-export type IdempotencyRecord = Pick<Row<typeof idempotencyKeys>, 'request_hash' | 'response_status'> & { response_body: ResourceObject | null };
+/** A key's first answer: its status and body (an event resource, or a batch's results document). */
+export type IdempotencyRecord = Pick<Row<typeof idempotencyKeys>, 'request_hash' | 'response_status'> & { response_body: unknown };
 
 const COLUMNS = select(events, 'e', { only: EVENT_COLUMNS });
 
@@ -72,9 +72,9 @@ const MERGED_DATA = `(data || $6::jsonb) - ARRAY(SELECT key FROM jsonb_each($6::
 /** The JSON:API resource of row `e`, built in SQL for the change log (and so the stream and webhooks). */
 const EVENT_JSON = eventJsonSql('e');
 
-/** The change-log CTE `c` of a write to the events rows of CTE `e`. */
-function eventChangeSql(kind: 'event.created' | 'event.updated' | 'event.deleted', resource = `${EVENT_JSON}::text`): string {
-  return recordChangesSql({ kind, from: 'e', organization: 'e.organization_id', twin: 'e.twin_id', subject: 'e.id', name: 'e.name', category: 'e.category', resource });
+/** The change-log CTE `c` of a write to the events rows of CTE `e` (`from`: e, joined and ordered as the changes are to be). */
+function eventChangeSql(kind: 'event.created' | 'event.updated' | 'event.deleted', resource = `${EVENT_JSON}::text`, from = 'e'): string {
+  return recordChangesSql({ kind, from, organization: 'e.organization_id', twin: 'e.twin_id', subject: 'e.id', name: 'e.name', category: 'e.category', resource });
 }
 
 /** `, pg_notify(…)` of the change row `c` when the bus announces through PostgreSQL (channel), else nothing. */
@@ -117,6 +117,28 @@ export class EventsRepository {
       [event.id, tenant.organization.id, tenant.twin.id, event.name, event.category, JSON.stringify(event.data), event.occurred],
     );
     return rows[0];
+  }
+
+  /**
+   * Stores many events in one statement (a batch's run of `add`s), their changes in input order; the
+   * rows stored, in that order. An event whose id is taken (before, or earlier in the same batch) is not
+   * stored and not returned.
+   */
+  async insertMany(tenant: TwinTenant, batch: NewEvent[], channel: string | null): Promise<ChangedEvent[]> {
+    return this.sql.query(
+      `WITH input AS (
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(ord int, id uuid, name varchar(255), category varchar(255), data jsonb, occurred timestamptz)
+       ), e AS (
+         INSERT INTO events (id, organization_id, twin_id, name, category, data, occurred)
+         SELECT i.id, $2, $3, i.name, i.category, i.data, i.occurred FROM input i ORDER BY i.ord
+         ON CONFLICT (id) DO NOTHING
+         RETURNING *
+       ), c AS (${eventChangeSql('event.created', undefined, 'e JOIN input i ON i.id = e.id ORDER BY i.ord')})
+       SELECT ${COLUMNS}, ${VERSION} AS version, c.position::text AS position${notifySelect(channel)}
+         FROM e JOIN c ON c.subject_id = e.id
+        ORDER BY c.position`,
+      [JSON.stringify(batch.map((event, ord) => ({ ord, ...event }))), tenant.organization.id, tenant.twin.id],
+    );
   }
 
   async find(tenant: TwinTenant, id: string): Promise<VersionedEvent | undefined> {
@@ -290,11 +312,11 @@ export class EventsRepository {
     return rows.length > 0;
   }
 
-  async completeIdempotencyKey(tenant: TwinTenant, key: string, status: number, body: ResourceObject): Promise<void> {
+  async completeIdempotencyKey(tenant: TwinTenant, key: string, status: number, body: unknown, eventId: string | null): Promise<void> {
     await this.sql.query(
       `UPDATE idempotency_keys SET response_status = $3, response_body = $4::jsonb, event_id = $5
         WHERE twin_id = $1 AND key = $2`,
-      [tenant.twin.id, key, status, JSON.stringify(body), body.id],
+      [tenant.twin.id, key, status, JSON.stringify(body), eventId],
     );
   }
 

@@ -65,30 +65,73 @@ export class EventsService {
       this.announce('created', tenant, row, resource);
       return { resource, replayed: false };
     }
-    const hash = requestHash({ ...event, id: document.id });
+    const outcome = await this.idempotent(tenant, idempotencyKey, requestHash({ ...event, id: document.id }), async () => {
+      const row = await this.insert(tenant, event);
+      const resource = eventResource(row);
+      this.announce('created', tenant, row, resource);
+      return { status: 201, body: resource, eventId: resource.id };
+    });
+    return { resource: outcome.body, replayed: outcome.replayed };
+  }
+
+  /**
+   * Stores a batch's run of new events in one statement (POST /operations), in the caller's transaction;
+   * each one's resource in input order, or undefined where its client-chosen id is taken (by an earlier
+   * event, or earlier in the same run): the caller decides what that means for the batch.
+   */
+  async addMany(tenant: TwinTenant, documents: ResourceDocument<CreateEventAttributes>[]): Promise<(ResourceObject | undefined)[]> {
+    const batch: NewEvent[] = documents.map(({ id, attributes: { name, category, data, occurred = null } }) => ({ id: id ?? uuidv7(), name, category, data, occurred }));
+    const rows = await this.events.insertMany(tenant, batch, this.bus.channel);
+    const stored = new Map<string, ResourceObject>();
+    for (const row of rows) {
+      const resource = eventResource(row);
+      stored.set(row.id, resource);
+      this.announce('created', tenant, row, resource);
+    }
+    return batch.map((event) => {
+      const resource = stored.get(event.id);
+      // The second use of an id within the run was not stored: the first one's row is not its own.
+      stored.delete(event.id);
+      return resource;
+    });
+  }
+
+  /**
+   * Runs a write under an Idempotency-Key of the acting twin (`POST /events/`, `POST /operations`): the
+   * key is claimed (INSERT … ON CONFLICT on its unique key) in the same transaction as the write, so a
+   * concurrent retry waits for that transaction and then finds the key taken, and one key never writes
+   * twice. A key used before with the same request (`hash`) answers the stored first answer
+   * (`replayed`); with another request, a 422; a failed write rolls its claim back with it.
+   */
+  async idempotent<T>(
+    tenant: TwinTenant,
+    key: string,
+    hash: string,
+    write: () => Promise<{ status: number; body: T; eventId?: string }>,
+  ): Promise<{ status: number; body: T; replayed: boolean }> {
     const outcome = await this.sql.transaction(async () => {
-      const owned = await this.events.claimIdempotencyKey(tenant, idempotencyKey, hash, IDEMPOTENCY_RETENTION_HOURS);
+      const owned = await this.events.claimIdempotencyKey(tenant, key, hash, IDEMPOTENCY_RETENTION_HOURS);
       if (!owned) {
-        const earlier = await this.events.findIdempotencyKey(tenant, idempotencyKey);
+        const earlier = await this.events.findIdempotencyKey(tenant, key);
         if (!earlier || earlier.response_body === null) throw conflict('A request with this Idempotency-Key is still in progress.', { header: 'Idempotency-Key' });
         if (earlier.request_hash !== hash) {
           throw unprocessable('This Idempotency-Key was used with a different request body.', { header: 'Idempotency-Key' }, 'idempotency_key_reused');
         }
-        return { resource: earlier.response_body, replayed: true, row: undefined };
+        return { status: earlier.response_status ?? 201, body: earlier.response_body as T, replayed: true };
       }
-      const row = await this.insert(tenant, event);
-      const resource = eventResource(row);
-      await this.events.completeIdempotencyKey(tenant, idempotencyKey, 201, resource);
-      return { resource, replayed: false, row };
+      const { status, body, eventId } = await write();
+      await this.events.completeIdempotencyKey(tenant, key, status, body, eventId ?? null);
+      return { status, body, replayed: false };
     });
-    if (outcome.row) this.announce('created', tenant, outcome.row, outcome.resource);
     this.purgeKeysNowAndThen();
-    return { resource: outcome.resource, replayed: outcome.replayed };
+    return outcome;
   }
 
-  /** Hands a committed change to the bus (which delivers it itself, or lets PostgreSQL's NOTIFY do it). */
+  /** Hands a change to the bus once it committed (the bus delivers it itself, or lets PostgreSQL's NOTIFY do it). */
   private announce(op: EventChange['op'], tenant: TwinTenant, row: ChangedEvent, resource: ResourceObject): void {
-    this.bus.committed({ position: row.position, op, twinId: tenant.twin.id, id: row.id, name: row.name, category: row.category, data: JSON.stringify(resource) });
+    this.sql.afterCommit(() =>
+      this.bus.committed({ position: row.position, op, twinId: tenant.twin.id, id: row.id, name: row.name, category: row.category, data: JSON.stringify(resource) }),
+    );
   }
 
   private async insert(tenant: TwinTenant, event: NewEvent): Promise<ChangedEvent> {
@@ -164,7 +207,9 @@ export class EventsService {
     const versions = precondition && !precondition.any ? precondition.versions : null;
     const deleted = await this.events.delete(tenant, id, this.bus.channel, versions);
     if (!deleted) throw await this.missing(tenant, id, versions);
-    this.bus.committed({ position: deleted.position, op: 'deleted', twinId: tenant.twin.id, id, name: deleted.name, category: deleted.category, data: deleted.resource });
+    this.sql.afterCommit(() =>
+      this.bus.committed({ position: deleted.position, op: 'deleted', twinId: tenant.twin.id, id, name: deleted.name, category: deleted.category, data: deleted.resource }),
+    );
   }
 
   /**

@@ -10,6 +10,7 @@ import { scenario } from '../openapi-client/scenario';
 import { gif, jpeg, png, webpLossless } from '../support/images';
 import { HTTP_METHODS, type OpenApiDocument, OpenApiValidator, type Operation, describeErrors } from '../support/openapi-validator';
 import { ADMIN_TOKEN, document, JSON_API, TestApp, type TestTenant } from '../support/test-app';
+import { ATOMIC_MEDIA_TYPE } from '../../src/operations/atomic-document';
 
 /**
  * The OpenAPI document (`GET /docs-json`) is the truth for every operation: this file checks the document
@@ -192,12 +193,15 @@ describe('the OpenAPI document is the truth', () => {
                           ? ['text/html']
                           : key === 'GET /map/assets/{asset}'
                             ? ['application/geo+json', 'text/css', 'text/javascript']
-                            : [JSON_API];
+                            : key === 'POST /operations'
+                              ? [ATOMIC_MEDIA_TYPE]
+                              : [JSON_API];
           expect({ key, status, types }).toEqual({ key, status, types: expected });
         }
         if (operation.requestBody) {
           const types = Object.keys(operation.requestBody.content).sort();
-          expect({ key, types }).toEqual({ key, types: key === 'POST /images' ? ['image/gif', 'image/jpeg', 'image/png', 'image/webp'] : ['application/json', JSON_API] });
+          const takes = key === 'POST /images' ? ['image/gif', 'image/jpeg', 'image/png', 'image/webp'] : key === 'POST /operations' ? [ATOMIC_MEDIA_TYPE] : ['application/json', JSON_API];
+          expect({ key, types }).toEqual({ key, types: takes });
         }
       }
     });

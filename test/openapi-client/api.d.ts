@@ -640,6 +640,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/operations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Many changes of events and twins, all or nothing (JSON:API Atomic Operations)
+         * @description Up to 1000 operations in one transaction, applied in order: `add`, `update` and `remove` of events (the `X-Twin`
+         *     timeline, by the rules of `/events/`) and `add` and `update` of twins (the caller's organization, by the rules of `/my/twins/`).
+         *     Content-Type must be `application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"` (415 otherwise); the body may be 5 MiB
+         *     (413 past it). The answer lists one result per operation, in order. When an operation fails, nothing of the batch is stored and
+         *     the answer is that operation's error (its status; `source.pointer` under `/atomic:operations/<n>`). New resources may carry
+         *     the id the client chose (`data.id`, a UUID; 409 `id_exists` when taken, also by an earlier operation of the batch); `lid` is not
+         *     supported. With `Idempotency-Key` (and `X-Twin`, whose keys they share) a retried batch answers its first answer again,
+         *     with `Idempotent-Replayed: true`; another batch under the same key is a 422. Each stored change reaches the event stream and
+         *     webhooks like a single request's.
+         */
+        post: operations["OperationsController_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1568,6 +1596,38 @@ export interface components {
         ImageDocument: {
             data: components["schemas"]["ImageResource"];
             included?: components["schemas"]["Included"];
+        };
+        /** @description `add` (events, twins): `data` as `POST /events/` or `POST /my/twins/` takes it (an `id` the client chose is welcome). `update` (events, twins): `data` with `id` (or `ref`) as the PATCH of the resource takes it. `remove` (events): `ref` only. */
+        AtomicOperation: {
+            /** @enum {string} */
+            op: "add" | "update" | "remove";
+            /** @description The resource an `update` or `remove` acts on. */
+            ref?: {
+                /** @enum {string} */
+                type: "events" | "twins";
+                /** Format: uuid */
+                id: string;
+            };
+            data?: {
+                /** @enum {string} */
+                type: "events" | "twins";
+                /** Format: uuid */
+                id?: string;
+                attributes?: components["schemas"]["CreateEventAttributes"] | components["schemas"]["UpdateEventAttributes"] | components["schemas"]["CreateTwinAttributes"] | components["schemas"]["UpdateTwinAttributes"];
+                relationships?: {
+                    [key: string]: unknown;
+                };
+            };
+            meta?: {
+                [key: string]: unknown;
+            };
+        };
+        AtomicOperationsDocument: {
+            "atomic:operations": components["schemas"]["AtomicOperation"][];
+        };
+        AtomicResultsDocument: {
+            /** @description One result per operation, in order: `{data: resource}` (events in their `/events/` form, twins in their detail form), or `{}` for a `remove`. */
+            "atomic:results": (components["schemas"]["EventDocument"] | components["schemas"]["TwinDetailDocument"] | Record<string, never>)[];
         };
         /** @description The answer of `POST /quests/` (a smaller form than the full one). With a sparse fieldset (`fields[quests]`) only the members it names are written, and `relationships` only when it names one. */
         CreatedQuestResource: {
@@ -5930,6 +5990,142 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             414: components["responses"]["UriTooLong"];
             417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    OperationsController_run: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1–255 printable ASCII characters; makes retrying a batch safe. Needs `X-Twin`. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description An atomic operations document. */
+        requestBody: {
+            content: {
+                "application/vnd.api+json; ext=\"https://jsonapi.org/ext/atomic\"": components["schemas"]["AtomicOperationsDocument"];
+            };
+        };
+        responses: {
+            /** @description `{"atomic:results": [...]}`, one result per operation. */
+            200: {
+                headers: {
+                    /** @description `true` on a replay; absent otherwise. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "atomic:results": [
+                     *         {
+                     *           "data": {
+                     *             "type": "events",
+                     *             "id": "0199a6f4-3c2e-7a41-8b1d-5f0e2c9d7a10",
+                     *             "attributes": {
+                     *               "name": "walk",
+                     *               "category": "activity",
+                     *               "data": {
+                     *                 "steps": 4200,
+                     *                 "device": "watch",
+                     *                 "route": {
+                     *                   "km": 3.2
+                     *                 }
+                     *               },
+                     *               "timestamp": "2026-11-21T19:26:03.123456Z",
+                     *               "occurred": "2026-11-21T17:02:41.500000Z"
+                     *             }
+                     *           }
+                     *         },
+                     *         {}
+                     *       ]
+                     *     }
+                     */
+                    "application/vnd.api+json; ext=\"https://jsonapi.org/ext/atomic\"": components["schemas"]["AtomicResultsDocument"];
+                };
+            };
+            /** @description `invalid_document`: a malformed document or operation (`source.pointer`, under `/atomic:operations/<n>` for an operation); `invalid_header`: a tenant header, a malformed `Idempotency-Key`, or an event operation without `X-Twin`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: a tenant header, or an operation the batch does not allow (removing a twin). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_found`: an `update` or `remove` of an event or twin that is not there (`source.pointer` `/atomic:operations/<n>`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            /** @description `type_mismatch`, `id_mismatch`, `id_exists` of operation `<n>`; `conflict`: a batch with the same `Idempotency-Key` is still unfinished. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over 5 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `unsupported_media_type`: the Content-Type does not name the atomic extension. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            417: components["responses"]["ExpectationFailed"];
+            /** @description `idempotency_key_reused`: the `Idempotency-Key` was used with another batch. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

@@ -141,12 +141,12 @@ export class OpenApiValidator {
     // HEAD answers carry no body; Fastify makes them from the GET routes, which are checked.
     if (method === 'HEAD') return SKIPPED;
     const route = this.route(method, answer.url);
-    const mediaType = answer.contentType?.split(';')[0].trim().toLowerCase() || undefined;
+    const mediaType = answer.contentType ? mediaTypeOf(answer.contentType) : undefined;
     if (!route) {
       const segments = requestSegments(answer.url);
       if (!this.paths.some((path) => matches(path.segments, segments)) || answer.status < 400) return SKIPPED;
       // A method the path does not have: the 405 errors document (or another error before routing).
-      return this.checkBody(answer, `${method} ${answer.url} (not in the document)`, 'ErrorDocument', { $ref: '#/components/schemas/ErrorDocument' }, mediaType);
+      return this.checkBody(answer, `${method} ${answer.url} (not in the document)`, 'ErrorDocument', { $ref: '#/components/schemas/ErrorDocument' }, mediaType?.split(';')[0]);
     }
     const key = `${method} ${route.path}`;
     const response = this.response(route.operation, answer.status);
@@ -160,12 +160,12 @@ export class OpenApiValidator {
       if (answer.body !== undefined && answer.body.length === 0) return this.fail(answer, key, `no body, but the document describes ${Object.keys(content).join(', ')}`);
       return this.fail(answer, key, 'no Content-Type');
     }
-    const media = content[mediaType];
+    const media = Object.entries(content).find(([documented]) => mediaTypeOf(documented) === mediaType)?.[1];
     if (!media) return this.fail(answer, key, `media type ${mediaType} is not documented for ${answer.status} (documented: ${Object.keys(content).join(', ')})`);
-    if (!JSON_MEDIA.test(mediaType) || !media.schema) {
+    if (!JSON_MEDIA.test(mediaType.split(';')[0]) || !media.schema) {
       return undefined;
     }
-    return this.checkBody(answer, key, `${key} ${answer.status} ${mediaType}`, media.schema, mediaType);
+    return this.checkBody(answer, key, `${key} ${answer.status} ${mediaType}`, media.schema, mediaType.split(';')[0]);
   }
 
   private checkBody(answer: Answer, key: string, cacheKey: string, schema: Schema, mediaType: string | undefined): string | undefined {
@@ -346,4 +346,14 @@ function lowerCaseHeaders(given: unknown): OutgoingHttpHeaders {
     return out;
   }
   return Object.fromEntries(Object.entries(given as Record<string, unknown>).map(([name, value]) => [name.toLowerCase(), value as string]));
+}
+
+/**
+ * A media type as compared with the document: the type and its parameters but `charset` (which Fastify
+ * adds to text), so that JSON:API's `ext` (the atomic operations' media type) must be documented as sent.
+ */
+function mediaTypeOf(contentType: string): string {
+  const [type, ...parameters] = contentType.split(';').map((part) => part.trim());
+  const kept = parameters.filter((parameter) => parameter !== '' && !/^charset\s*=/i.test(parameter)).map((parameter) => parameter.replace(/\s*=\s*/, '='));
+  return [type.toLowerCase(), ...kept].join('; ');
 }

@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { Sql } from '../database/sql.js';
+import type { Tenant, TwinTenant } from '../common/auth/tenant.js';
+import { ApiError, idExists, invalidDocument, invalidHeader } from '../common/json-api/api-error.js';
+import { AggregateApiError } from '../common/json-api/error-mapper.js';
+import type { ResourceObject } from '../common/json-api/resource.js';
+import { canonicalJson } from '../events/event-data.js';
+import { EventsService } from '../events/events.service.js';
+import { TwinsService } from '../twins/twins.service.js';
+import { atOperation, readOperations, type Operation, type ReadOperation } from './atomic-document.js';
+
+/** One entry of `atomic:results`: the resource an operation left, or `{}` (a removal). */
+export type AtomicResult = { data: ResourceObject } | Record<string, never>;
+export interface AtomicResults {
+  'atomic:results': AtomicResult[];
+}
+
+type EventAdd = Extract<Operation, { op: 'add'; type: 'events' }>;
+const isEventAdd = (operation: ReadOperation): operation is EventAdd => !('invalid' in operation) && operation.op === 'add' && operation.type === 'events';
+
+/**
+ * `POST /operations` (JSON:API Atomic Operations): every operation in one transaction, in order, by the
+ * rules of the route it stands for (the events and twins services do the work); the first one that fails
+ * fails the batch, with its error under `/atomic:operations/<n>`, and nothing is stored. Consecutive
+ * event `add`s are one INSERT: a thousand events are one statement, not a thousand round trips.
+ */
+@Injectable()
+export class OperationsService {
+  constructor(
+    private readonly sql: Sql,
+    private readonly events: EventsService,
+    private readonly twins: TwinsService,
+  ) {}
+
+  /**
+   * Runs the batch; with an `Idempotency-Key` (kept per acting twin, like those of `POST /events/`), a
+   * retry of the same batch answers the first answer (`replayed`) and another batch under the key is a 422.
+   */
+  async run(tenant: Tenant, body: unknown, idempotencyKey: string | undefined): Promise<{ results: AtomicResults; replayed: boolean }> {
+    const operations = readOperations(body);
+    if (idempotencyKey === undefined) return { results: await this.sql.transaction(() => this.apply(tenant, operations)), replayed: false };
+    const outcome = await this.events.idempotent(this.actingTwin(tenant, 'An Idempotency-Key is kept per acting twin: send X-Twin with it.'), idempotencyKey, batchHash(body), async () => ({
+      status: 200,
+      body: await this.apply(tenant, operations),
+    }));
+    return { results: outcome.body, replayed: outcome.replayed };
+  }
+
+  private async apply(tenant: Tenant, operations: ReadOperation[]): Promise<AtomicResults> {
+    const results: AtomicResult[] = [];
+    for (let index = 0; index < operations.length; ) {
+      const operation = operations[index];
+      if ('invalid' in operation) throw operation.invalid;
+      if (isEventAdd(operation)) {
+        let end = index + 1;
+        while (end < operations.length && isEventAdd(operations[end])) end++;
+        results.push(...(await this.addEvents(tenant, operations.slice(index, end) as EventAdd[], index)));
+        index = end;
+        continue;
+      }
+      results.push(await this.atIndex(index, () => this.applyOne(tenant, operation, index)));
+      index++;
+    }
+    return { 'atomic:results': results };
+  }
+
+  private async addEvents(tenant: Tenant, run: EventAdd[], first: number): Promise<AtomicResult[]> {
+    const twinTenant = await this.atIndex(first, async () => this.actingTwin(tenant));
+    const stored = await this.atIndex(first, () => this.events.addMany(twinTenant, run.map((operation) => operation.document)));
+    const taken = stored.findIndex((resource) => resource === undefined);
+    if (taken >= 0) throw atOperation(first + taken, idExists('event', run[taken].document.id!));
+    return stored.map((data) => ({ data: data! }));
+  }
+
+  private async applyOne(tenant: Tenant, operation: Operation, index: number): Promise<AtomicResult> {
+    switch (operation.type) {
+      case 'events': {
+        const twinTenant = this.actingTwin(tenant);
+        if (operation.op === 'update') return { data: (await this.events.update(twinTenant, operation.id, operation.document)).value };
+        if (operation.op === 'remove') {
+          await this.events.delete(twinTenant, operation.id, undefined);
+          return {};
+        }
+        throw new Error(`event adds run in bulk (operation ${index})`);
+      }
+      case 'twins':
+        if (operation.op === 'add') return { data: (await this.twins.create(tenant, operation.document)).value };
+        return { data: (await this.twins.update(tenant, operation.id, operation.document)).value };
+    }
+  }
+
+  /** Event operations act on the `X-Twin` timeline, as `/events/` does. */
+  private actingTwin(tenant: Tenant, detail = 'Operations on events act on the timeline of the X-Twin twin: send X-Twin.'): TwinTenant {
+    if (!tenant.twin) throw invalidHeader('X-Twin', detail);
+    return tenant as TwinTenant;
+  }
+
+  /** Runs operation `index`'s work; its refusal becomes the batch's, pointing into that operation. */
+  private async atIndex<T>(index: number, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof ApiError && error.source?.header === 'X-Twin') throw error;
+      if (error instanceof ApiError || error instanceof AggregateApiError) throw atOperation(index, error);
+      throw error;
+    }
+  }
+}
+
+/** What an Idempotency-Key of a batch is compared by: its operations, whatever their key order or spacing. */
+function batchHash(body: unknown): string {
+  const operations = (body as Record<string, unknown>)['atomic:operations'];
+  if (operations === undefined) throw invalidDocument('"atomic:operations" is required.', '/atomic:operations');
+  return createHash('sha256').update('operations\n').update(canonicalJson(operations)).digest('hex');
+}
