@@ -155,8 +155,10 @@ describe('POST /operations: atomic batches of event and twin changes', () => {
   });
 
   it('free-form data comes back as sent, whatever its members (property)', async () => {
+    // Text PostgreSQL can store: no U+0000, no lone surrogate (UTF-8 would replace it).
+    const storable = (text: string) => !text.includes('\u0000') && Buffer.from(text).toString() === text;
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.dictionary(fc.string({ maxLength: 8 }).filter((key) => !/[\u0000\ud800-\udfff]/.test(key)), fc.jsonValue({ maxDepth: 2 }).filter((value) => !JSON.stringify(value).includes('\\u0000')), { maxKeys: 4 }), { minLength: 1, maxLength: 5 }), async (datas) => {
+      fc.asyncProperty(fc.array(fc.dictionary(fc.string({ maxLength: 8 }).filter(storable), fc.jsonValue({ maxDepth: 2 }).filter((value) => !JSON.stringify(value).includes('\\u0000')), { maxKeys: 4 }), { minLength: 1, maxLength: 5 }), async (datas) => {
         const response = await batch(datas.map((data, i) => addEvent(walk(i, { data }))));
         expect(response.statusCode).toBe(200);
         const results = response.json()['atomic:results'];
