@@ -9,6 +9,9 @@ import { JsonApiErrorFilter, sendError } from './common/json-api/error.filter.js
 import { createLogger, NestPinoLogger } from './common/logging/logger.js';
 import { requestIdFrom } from './common/http/request-id.js';
 import { observeRequests } from './common/http/request-observer.js';
+import { Metrics } from './common/metrics/metrics.js';
+import { Database } from './database/database.js';
+import { EventStreams } from './events/event-streams.js';
 import { IMAGE_CONTENT_TYPES } from './images/image-format.js';
 import { RouteTable } from './common/http/route-table.js';
 import { registerCompression } from './common/http/compression.js';
@@ -108,7 +111,9 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     reply.header('connection', 'close');
     sendError(reply, request, shuttingDown(), logger);
   });
-  observeRequests(fastify, []);
+  const metrics = app.get(Metrics);
+  observeRequests(fastify, [metrics.observeRequest]);
+  registerServiceGauges(metrics, app);
   answerUnknownExpectations(fastify.server);
   endEventStreamsOnClose(fastify);
   fastify.addHook('onSend', (request, reply, payload, done) => {
@@ -143,6 +148,39 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   await app.init();
   await fastify.ready();
   return app;
+}
+
+/**
+ * Gauges read when Prometheus scrapes (collect callbacks): nothing is counted on the request path.
+ * Wired here, where the application is assembled, since they read parts of several modules.
+ */
+function registerServiceGauges(metrics: Metrics, app: NestFastifyApplication): void {
+  const database = app.get(Database);
+  metrics.gauge({
+    name: 'db_pool_connections',
+    help: 'Connections of the PostgreSQL pool (pg under TypeORM): state="total" open, state="idle" open and unused.',
+    labelNames: ['state'],
+    collect() {
+      const { total, idle } = database.poolStats();
+      this.set({ state: 'total' }, total);
+      this.set({ state: 'idle' }, idle);
+    },
+  });
+  metrics.gauge({
+    name: 'db_pool_waiting_requests',
+    help: 'Queries waiting for a pool connection (all in use): above 0 for long, the pool is too small or the database too slow.',
+    collect() {
+      this.set(database.poolStats().waiting);
+    },
+  });
+  const streams = app.get(EventStreams);
+  metrics.gauge({
+    name: 'event_streams_open',
+    help: 'Open GET /events/stream connections on this instance.',
+    collect() {
+      this.set(streams.size);
+    },
+  });
 }
 
 function methodNotAllowed(routes: RouteTable, request: FastifyRequest): ApiError | undefined {

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { Client } from 'pg';
+import { Client, type Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { migrations } from '../../db/migrations/index.js';
 import type { AppConfig } from '../config/app-config.js';
@@ -91,6 +91,12 @@ export class Database {
       if ((error as { code?: string }).code === '42P01') return { database: 'up', migrations: 'pending' };
       return { database: 'down', migrations: 'unknown' };
     }
+  }
+
+  /** The pg pool under TypeORM: connections open, idle, and requests waiting for one (for the metrics). */
+  poolStats(): { total: number; idle: number; waiting: number } {
+    const pool = (this.dataSource.driver as unknown as { master?: Pool }).master;
+    return { total: pool?.totalCount ?? 0, idle: pool?.idleCount ?? 0, waiting: pool?.waitingCount ?? 0 };
   }
 
   async close(): Promise<void> {
