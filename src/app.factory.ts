@@ -1,6 +1,4 @@
 import 'reflect-metadata';
-import { randomUUID } from 'node:crypto';
-import { ConsoleLogger, LogLevel as NestLogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -8,27 +6,22 @@ import { AppModule } from './app.module.js';
 import { ApiError } from './common/json-api/api-error.js';
 import { EnvelopeInterceptor } from './common/json-api/envelope.interceptor.js';
 import { JsonApiErrorFilter, sendError } from './common/json-api/error.filter.js';
-import { TOKEN_PREFIX } from './common/auth/tokens.js';
+import { createLogger, NestPinoLogger } from './common/logging/logger.js';
+import { requestIdFrom } from './common/http/request-id.js';
+import { observeRequests } from './common/http/request-observer.js';
+import { Metrics } from './common/metrics/metrics.js';
+import { Database } from './database/database.js';
+import { EventStreams } from './events/event-streams.js';
 import { IMAGE_CONTENT_TYPES } from './images/image-format.js';
 import { RouteTable } from './common/http/route-table.js';
 import { registerCompression } from './common/http/compression.js';
 import { endEventStreamsOnClose } from './common/http/sse.js';
 import { answerClientError, answerUnknownExpectations, drainUnreadBody } from './common/http/wire-errors.js';
 import { setupOpenApi } from './common/openapi/setup.js';
-import type { AppConfig, LogLevel } from './config/app-config.js';
+import type { AppConfig } from './config/app-config.js';
 
 /** Media types whose bodies are parsed as JSON; anything else with a body is a 415. */
 export const JSON_MEDIA_TYPES = ['application/vnd.api+json', 'application/json'];
-
-const NEST_LEVELS: Record<LogLevel, NestLogLevel[]> = {
-  fatal: ['fatal'],
-  error: ['fatal', 'error'],
-  warn: ['fatal', 'error', 'warn'],
-  info: ['fatal', 'error', 'warn', 'log'],
-  debug: ['fatal', 'error', 'warn', 'log', 'debug'],
-  trace: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'],
-  silent: [],
-};
 
 export interface CreateAppOptions {
   /** Where structured logs go; stdout by default. Tests capture them here. */
@@ -67,43 +60,27 @@ class ServiceFastifyAdapter extends FastifyAdapter {
 const shuttingDown = () =>
   new ApiError(503, 'shutting_down', 'Service unavailable', 'The service is shutting down; retry the request.', undefined, { 'Retry-After': '1' });
 
-const TOKEN_IN_TEXT = new RegExp(`${TOKEN_PREFIX}[A-Za-z0-9_-]{16,}`, 'g');
-/** Masks anything shaped like an access token (`tw_` + base64url) in a string bound for the logs. */
-export const redactTokens = (text: string): string => text.replace(TOKEN_IN_TEXT, `${TOKEN_PREFIX}[redacted]`);
-
 /**
  * Builds the whole HTTP application (used by main.ts, the tests and the benchmark), so what is tested
  * is exactly what is served.
  */
 export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
-  const logger = new ConsoleLogger({ json: true, logLevels: NEST_LEVELS[config.logLevel] });
+  // One logger for Fastify's lines and Nest's: one JSON shape (common/logging/logger.ts).
+  const log = createLogger(config.logLevel, options.logStream);
+  const logger = new NestPinoLogger(log);
   const adapter = new ServiceFastifyAdapter({
-    logger: {
-      level: config.logLevel,
-      stream: options.logStream,
-      // Tokens must never reach the logs.
-      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], censor: '[redacted]' },
-      // A client that puts its token into the URL (the service never reads it there) must not have it
-      // logged with the request line: tokens are recognisable by their prefix, and masked.
-      serializers: {
-        req: (request: FastifyRequest) => ({
-          method: request.method,
-          url: redactTokens(request.url),
-          host: request.host,
-          remoteAddress: request.ip,
-        }),
-      },
-    },
-    // Per-request lines only when debugging: at service rates they would dominate the log volume.
-    logController: new LogController({ disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace' }),
+    loggerInstance: log,
+    // Fastify's own two lines per request are off: observeRequests writes one access line instead.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
     // Socket inactivity (slow or stalled clients, idle keep-alive connections): the socket is closed.
     connectionTimeout: config.idleTimeoutMs,
     keepAliveTimeout: Math.min(72_000, config.idleTimeoutMs),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // The client's X-Request-Id when sane, else a new one (request-id.ts); echoed by the onRequest hook.
+    requestIdHeader: false,
+    genReqId: (request: { headers: Record<string, string | string[] | undefined> }) => requestIdFrom(request.headers['x-request-id']),
     // Replaced by the closing check in the onRequest hook below (JSON:API body).
     return503OnClosing: false,
     // Failures before routing and below it answer with the same errors document as everything else: the
@@ -139,6 +116,9 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     reply.header('connection', 'close');
     sendError(reply, request, shuttingDown(), logger);
   });
+  const metrics = app.get(Metrics);
+  observeRequests(fastify, [metrics.observeRequest]);
+  registerServiceGauges(metrics, app);
   answerUnknownExpectations(fastify.server);
   endEventStreamsOnClose(fastify);
   fastify.addHook('onSend', (request, reply, payload, done) => {
@@ -173,6 +153,39 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   await app.init();
   await fastify.ready();
   return app;
+}
+
+/**
+ * Gauges read when Prometheus scrapes (collect callbacks): nothing is counted on the request path.
+ * Wired here, where the application is assembled, since they read parts of several modules.
+ */
+function registerServiceGauges(metrics: Metrics, app: NestFastifyApplication): void {
+  const database = app.get(Database);
+  metrics.gauge({
+    name: 'db_pool_connections',
+    help: 'Connections of the PostgreSQL pool (pg under TypeORM): state="total" open, state="idle" open and unused.',
+    labelNames: ['state'],
+    collect() {
+      const { total, idle } = database.poolStats();
+      this.set({ state: 'total' }, total);
+      this.set({ state: 'idle' }, idle);
+    },
+  });
+  metrics.gauge({
+    name: 'db_pool_waiting_requests',
+    help: 'Queries waiting for a pool connection (all in use): above 0 for long, the pool is too small or the database too slow.',
+    collect() {
+      this.set(database.poolStats().waiting);
+    },
+  });
+  const streams = app.get(EventStreams);
+  metrics.gauge({
+    name: 'event_streams_open',
+    help: 'Open GET /events/stream connections on this instance.',
+    collect() {
+      this.set(streams.size);
+    },
+  });
 }
 
 function methodNotAllowed(routes: RouteTable, request: FastifyRequest): ApiError | undefined {

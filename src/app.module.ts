@@ -3,6 +3,7 @@ import { AccountsModule } from './accounts/accounts.module.js';
 import { AdminModule } from './admin/admin.module.js';
 import { AuthModule } from './common/auth/auth.module.js';
 import { JsonApiModule } from './common/json-api/json-api.module.js';
+import { MetricsModule } from './common/metrics/metrics.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
@@ -24,7 +25,7 @@ export class AppModule {
   static register(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), DatabaseModule, JsonApiModule, AuthModule, ...FEATURE_MODULES],
+      imports: [ConfigModule.forRoot(config), DatabaseModule, MetricsModule, JsonApiModule, AuthModule, ...FEATURE_MODULES],
     };
   }
 }

@@ -1,11 +1,7 @@
 import type { AddressInfo } from 'node:net';
-import { Logger } from '@nestjs/common';
-import { AdminService } from './admin/admin.service.js';
-import { firstSteps, localBaseUrl } from './admin/first-steps.js';
-import { createApp } from './app.factory.js';
-import { serveCliChannel } from './cli/channel.js';
-import { Database } from './database/database.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
+// Everything else is imported in main(), after tracing started (when it is on): OpenTelemetry's
+// instrumentations patch http, fastify and pg as they load, so those must load after it.
 
 /** After SIGTERM/SIGINT: answer 503 this long before the listener closes (see CreateAppOptions). */
 const SHUTDOWN_DRAIN_MS = 500;
@@ -24,7 +20,18 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  // Off: the SDK is not even loaded (no cost). On: started before the service's modules load.
+  const tracing = config.otelEndpoint ? (await import('./common/telemetry/tracing.js')).startTracing() : undefined;
+  // One after the other: concurrent import()s of modules that require() the same ES module race (ERR_REQUIRE_ESM_RACE_CONDITION).
+  const { Logger } = await import('@nestjs/common');
+  const { createApp } = await import('./app.factory.js');
+  const { AdminService } = await import('./admin/admin.service.js');
+  const { firstSteps, localBaseUrl } = await import('./admin/first-steps.js');
+  const { serveCliChannel } = await import('./cli/channel.js');
+  const { Database } = await import('./database/database.js');
   const app = await createApp(config, { shutdownDrainMs: SHUTDOWN_DRAIN_MS });
+  // Spans still batched are sent when the server closes (before the shutdown hooks exit the process).
+  if (tracing) app.getHttpServer().once('close', () => void tracing.shutdown().catch(() => undefined));
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
       setTimeout(() => {

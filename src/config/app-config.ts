@@ -62,6 +62,13 @@ export interface AppConfig {
   eventStreamHeartbeatMs: number;
   /** How long the change log keeps changes, so an event stream can resume after a disconnect (older: `reset`). */
   streamRetentionHours: number;
+  /** Port of the Prometheus metrics listener (`GET /metrics`, apart from the API); 0 turns it off. */
+  metricsPort: number;
+  /**
+   * OTLP/HTTP collector that receives traces (`OTEL_EXPORTER_OTLP_ENDPOINT`, the OpenTelemetry SDK's
+   * own variable; its other `OTEL_*` variables apply too). Unset: no tracing, and the SDK is not loaded.
+   */
+  otelEndpoint: string | undefined;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -170,12 +177,17 @@ export function loadConfig(env: Env = process.env): AppConfig {
     eventBus: read.oneOf('EVENT_BUS', ['postgres', 'memory'] as const, env.DATABASE_URL ? 'postgres' : 'memory'),
     eventStreamHeartbeatMs: read.integer('EVENT_STREAM_HEARTBEAT_MS', 15_000, 50, 3_600_000),
     streamRetentionHours: read.integer('STREAM_RETENTION_HOURS', 24, 1, 24 * 365),
+    metricsPort: read.integer('METRICS_PORT', 9464, 0, 65535),
+    otelEndpoint: read.url('OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
   };
   if (config.eventBus === 'postgres' && !config.databaseUrl) {
     read.problems.push('EVENT_BUS=postgres needs DATABASE_URL (the embedded database uses EVENT_BUS=memory)');
   }
   if (config.idleTimeoutMs <= config.eventStreamHeartbeatMs) {
     read.problems.push('IDLE_TIMEOUT_MS must exceed EVENT_STREAM_HEARTBEAT_MS, or idle event streams would be cut');
+  }
+  if (config.metricsPort !== 0 && config.metricsPort === config.port) {
+    read.problems.push('METRICS_PORT must differ from PORT (metrics are not served on the API port)');
   }
   if (config.cursorSecret !== undefined && config.cursorSecret.length < 32) {
     read.problems.push('CURSOR_SECRET must be at least 32 characters');

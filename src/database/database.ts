@@ -1,5 +1,7 @@
 import { Logger } from '@nestjs/common';
+import { Client, type Pool } from 'pg';
 import { DataSource } from 'typeorm';
+import { migrations } from '../../db/migrations/index.js';
 import type { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions, readTimeoutMs } from './data-source-options.js';
 import { EMBEDDED_POOL_SIZE, EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js';
@@ -45,7 +47,7 @@ export class Database {
     const dataSource = new DataSource(dataSourceOptions(url, poolSize, config.databaseStatementTimeoutMs));
     let sharedSession = embedded !== undefined;
     try {
-      await migrate(url, logger);
+      await migrate(url, logger, { exclusive: embedded === undefined });
       await dataSource.initialize();
       if (!sharedSession) {
         const [{ version }]: { version: string }[] = await dataSource.query('SELECT version() AS version');
@@ -71,6 +73,32 @@ export class Database {
     }
   }
 
+  /**
+   * Readiness: the database answers and every migration this build knows is recorded as applied. A
+   * replica whose code is newer than the schema (another one still migrating, or a migration that
+   * failed) is then kept out of rotation instead of failing requests on missing tables.
+   */
+  async readiness(): Promise<{ database: 'up' | 'down'; migrations: 'applied' | 'pending' | 'unknown' }> {
+    try {
+      const names = migrations.map((migration) => migration.name);
+      const [{ applied }]: { applied: number }[] = await this.dataSource.query(
+        'SELECT count(DISTINCT name)::int AS applied FROM schema_migrations WHERE name = ANY($1::text[])',
+        [names],
+      );
+      return { database: 'up', migrations: applied === names.length ? 'applied' : 'pending' };
+    } catch (error) {
+      // The table itself missing means nothing was migrated yet; anything else is an unreachable database.
+      if ((error as { code?: string }).code === '42P01') return { database: 'up', migrations: 'pending' };
+      return { database: 'down', migrations: 'unknown' };
+    }
+  }
+
+  /** The pg pool under TypeORM: connections open, idle, and requests waiting for one (for the metrics). */
+  poolStats(): { total: number; idle: number; waiting: number } {
+    const pool = (this.dataSource.driver as unknown as { master?: Pool }).master;
+    return { total: pool?.totalCount ?? 0, idle: pool?.idleCount ?? 0, waiting: pool?.waitingCount ?? 0 };
+  }
+
   async close(): Promise<void> {
     if (this.dataSource.isInitialized) await this.dataSource.destroy();
     await this.embedded?.stop();
@@ -78,18 +106,50 @@ export class Database {
 }
 
 /**
- * Migrations run on a connection of their own without statement timeouts: the request-sized bound
- * would cut off schema work such as CREATE EXTENSION postgis (over 15 s on a loaded machine with the
- * embedded database) or an index build over a large table.
+ * Key of the session-level advisory lock migrations run under (the two-integer form, a key space of its
+ * own: the change log's transaction locks use the single-bigint form).
  */
-async function migrate(url: string, logger: Pick<Logger, 'log'>): Promise<void> {
-  const migrator = new DataSource(dataSourceOptions(url, 1, 0));
-  await migrator.initialize();
+const MIGRATION_LOCK = [0x7477696e, 1] as const;
+
+/**
+ * Applies pending migrations. Replicas starting together against a new database would otherwise run
+ * them at the same time and collide in PostgreSQL's catalogs (`duplicate key value violates unique
+ * constraint "pg_type_typname_nsp_index"` from concurrent CREATE TABLE / CREATE EXTENSION): each takes
+ * a PostgreSQL advisory lock on a connection of its own first, so one applies them and the others,
+ * once they get the lock, find nothing left to do. The lock is session-level, so it is released if
+ * the process dies.
+ *
+ * Migrations (and the wait for the lock) run without statement timeouts: the request-sized bound
+ * would cut off schema work such as CREATE EXTENSION postgis (over 15 s on a loaded machine with the
+ * embedded database) or an index build over a large table, and a replica waiting behind it.
+ * `exclusive: false` for the embedded database this process started: nobody else can reach it.
+ */
+export async function migrate(url: string, logger: Pick<Logger, 'log'>, { exclusive = true } = {}): Promise<number> {
+  const lock = exclusive ? new Client({ connectionString: url, application_name: 'twin-service migrations lock', options: '-c statement_timeout=0 -c lock_timeout=0' }) : undefined;
+  if (lock) {
+    await lock.connect();
+    // A broken lock connection must not take the process down with an unhandled 'error' event; the
+    // migration itself then fails or finishes on its own connection.
+    lock.on('error', () => undefined);
+    const waited = Date.now();
+    await lock.query('SELECT pg_advisory_lock($1, $2)', [...MIGRATION_LOCK]);
+    if (Date.now() - waited > 100) logger.log(`database: waited ${Date.now() - waited} ms for the migration lock`);
+  }
   try {
-    const applied = await migrator.runMigrations({ transaction: 'each' });
-    if (applied.length > 0) logger.log(`database: applied ${applied.length} migration(s): ${applied.map((m) => m.name).join(', ')}`);
+    const migrator = new DataSource(dataSourceOptions(url, 1, 0));
+    await migrator.initialize();
+    try {
+      const applied = await migrator.runMigrations({ transaction: 'each' });
+      if (applied.length > 0) logger.log(`database: applied ${applied.length} migration(s): ${applied.map((m) => m.name).join(', ')}`);
+      return applied.length;
+    } finally {
+      await migrator.destroy();
+    }
   } finally {
-    await migrator.destroy();
+    if (lock) {
+      await lock.query('SELECT pg_advisory_unlock($1, $2)', [...MIGRATION_LOCK]).catch(() => undefined);
+      await lock.end().catch(() => undefined);
+    }
   }
 }
 

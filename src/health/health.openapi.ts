@@ -33,3 +33,65 @@ export const HEALTH_DOWN = {
     },
   },
 };
+
+const LIVENESS = component('Liveness', {
+  type: 'object',
+  description: 'A bare JSON object: the process answers HTTP. Nothing else is checked (no database), so an orchestrator restarts only a process that is stuck.',
+  required: ['status'],
+  properties: { status: { type: 'string', enum: ['ok'] } },
+  additionalProperties: false,
+});
+
+export const LIVE = { schema: LIVENESS, example: { status: 'ok' } };
+
+const READINESS = component('Readiness', {
+  type: 'object',
+  description:
+    'A bare JSON object (labelled `application/vnd.api+json` like every answer), not a JSON:API document. `ok` when the database answers and every migration of this build is applied.',
+  required: ['status', 'database', 'migrations'],
+  properties: {
+    status: { type: 'string', enum: ['ok', 'unavailable'] },
+    database: {
+      type: 'object',
+      required: ['status', 'kind'],
+      properties: {
+        status: { type: 'string', enum: ['up', 'down'] },
+        kind: { type: 'string', enum: ['postgres', 'embedded'], description: '`embedded`: the embedded PGlite database (no DATABASE_URL).' },
+      },
+      additionalProperties: false,
+    },
+    migrations: {
+      type: 'object',
+      required: ['status'],
+      properties: {
+        status: {
+          type: 'string',
+          enum: ['applied', 'pending', 'unknown'],
+          description: '`pending`: the schema lacks a migration this build knows (`schema_migrations`); `unknown`: the database does not answer.',
+        },
+      },
+      additionalProperties: false,
+    },
+  },
+  additionalProperties: false,
+});
+
+export const READY = {
+  schema: READINESS,
+  example: { status: 'ok', database: { status: 'up', kind: 'postgres' }, migrations: { status: 'applied' } },
+};
+
+export const NOT_READY = {
+  schema: { oneOf: [READINESS, ERROR_DOCUMENT] },
+  examples: {
+    databaseDown: {
+      summary: 'The database is unreachable',
+      value: { status: 'unavailable', database: { status: 'down', kind: 'postgres' }, migrations: { status: 'unknown' } },
+    },
+    migrationsPending: {
+      summary: 'A migration of this build is not applied yet',
+      value: { status: 'unavailable', database: { status: 'up', kind: 'postgres' }, migrations: { status: 'pending' } },
+    },
+    shuttingDown: HEALTH_DOWN.examples.shuttingDown,
+  },
+};

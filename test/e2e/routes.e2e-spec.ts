@@ -20,7 +20,7 @@ describe('route permissions', () => {
 
   it('only health and the map page (which holds no data) are public, and only /admin/ uses the admin token', () => {
     const routes = listRoutes(service.app);
-    expect(routes.filter((r) => r.access.public).map((r) => r.path).sort()).toEqual(['/health', '/map', '/map/assets/:asset']);
+    expect(routes.filter((r) => r.access.public).map((r) => r.path).sort()).toEqual(['/health', '/health/live', '/health/ready', '/map', '/map/assets/:asset']);
     for (const route of routes) expect(!!route.access.admin).toBe(route.path.startsWith('/admin/'));
   });
 });

@@ -21,6 +21,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/health/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness probe
+         * @description Public. 200 as long as the process answers HTTP; the database is not consulted, so an outage does not get healthy replicas restarted. Use it as the orchestrator's liveness probe.
+         */
+        get: operations["HealthController_live"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/health/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness probe
+         * @description Public. 200 when the database answers and every migration of this build is applied; 503 otherwise. Use it as the orchestrator's readiness probe: a replica that answers 503 is taken out of rotation, not restarted.
+         */
+        get: operations["HealthController_ready"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/organizations": {
         parameters: {
             query?: never;
@@ -1566,6 +1606,32 @@ export interface components {
                 kind: "postgres" | "embedded";
             };
         };
+        /** @description A bare JSON object: the process answers HTTP. Nothing else is checked (no database), so an orchestrator restarts only a process that is stuck. */
+        Liveness: {
+            /** @enum {string} */
+            status: "ok";
+        };
+        /** @description A bare JSON object (labelled `application/vnd.api+json` like every answer), not a JSON:API document. `ok` when the database answers and every migration of this build is applied. */
+        Readiness: {
+            /** @enum {string} */
+            status: "ok" | "unavailable";
+            database: {
+                /** @enum {string} */
+                status: "up" | "down";
+                /**
+                 * @description `embedded`: the embedded PGlite database (no DATABASE_URL).
+                 * @enum {string}
+                 */
+                kind: "postgres" | "embedded";
+            };
+            migrations: {
+                /**
+                 * @description `pending`: the schema lacks a migration this build knows (`schema_migrations`); `unknown`: the database does not answer.
+                 * @enum {string}
+                 */
+                status: "applied" | "pending" | "unknown";
+            };
+        };
         /** @description An uploaded image (its metadata; the bytes are at `url`). With a sparse fieldset (`fields[images]`) only the members it names are written, and `relationships` only when it names one. */
         ImageResource: {
             /** @enum {string} */
@@ -2048,6 +2114,143 @@ export interface operations {
                 };
                 content: {
                     "application/vnd.api+json": components["schemas"]["HealthStatus"] | components["schemas"]["ErrorDocument"];
+                };
+            };
+        };
+    };
+    HealthController_live: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process answers. */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    /** @description `no-store` */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
+                    "application/vnd.api+json": components["schemas"]["Liveness"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["MalformedRequest"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            /** @description The service is shutting down (`shutting_down`, an errors document). */
+            503: {
+                headers: {
+                    /** @description `no-store` */
+                    "Cache-Control"?: string;
+                    /** @description On `shutting_down`: 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "status": "503",
+                     *           "code": "shutting_down",
+                     *           "title": "Service unavailable",
+                     *           "detail": "The service is shutting down; retry the request."
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+        };
+    };
+    HealthController_ready: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready for traffic. */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    /** @description `no-store` */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ok",
+                     *       "database": {
+                     *         "status": "up",
+                     *         "kind": "postgres"
+                     *       },
+                     *       "migrations": {
+                     *         "status": "applied"
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.api+json": components["schemas"]["Readiness"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["MalformedRequest"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            /** @description The database does not answer or a migration is pending (the readiness body), or the service is shutting down (`shutting_down`, an errors document). */
+            503: {
+                headers: {
+                    /** @description `no-store` */
+                    "Cache-Control"?: string;
+                    /** @description On `shutting_down`: 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["Readiness"] | components["schemas"]["ErrorDocument"];
                 };
             };
         };

@@ -47,6 +47,8 @@ export class TestApp {
       ADMIN_TOKEN,
       LOG_LEVEL: 'warn',
       RATE_LIMIT_MAX: '0',
+      // Several apps run in one process: no metrics listener unless a test asks for one.
+      METRICS_PORT: '0',
       ...env,
     });
     const stream = new PassThrough();

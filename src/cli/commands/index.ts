@@ -1,4 +1,5 @@
 import type { CliCommand } from '../cli-command.js';
+import { migrateCommand } from './migrate.command.js';
 import { generatePlacesCommand, importPlacesCommand } from './places.commands.js';
 import {
   bootstrapCommand,
@@ -17,4 +18,5 @@ export const commands: CliCommand[] = [
   revokeTokenCommand,
   generatePlacesCommand,
   importPlacesCommand,
+  migrateCommand,
 ];

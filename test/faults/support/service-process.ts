@@ -113,6 +113,8 @@ export class ServiceProcess {
       DATABASE_POOL_SIZE: '10',
       RATE_LIMIT_MAX: '0',
       LOG_LEVEL: 'warn',
+      // Several services on one machine: no metrics listeners (they would all want 9464).
+      METRICS_PORT: '0',
       ...options.env,
     });
     // Killed with the test process however that dies (cleanup.ts's hooks do not fire inside Jest).
