@@ -47,6 +47,8 @@ export class TestApp {
       ADMIN_TOKEN,
       LOG_LEVEL: 'warn',
       RATE_LIMIT_MAX: '0',
+      // No background deliveries in tests that do not ask for them (test/e2e/webhooks.e2e-spec.ts does).
+      WEBHOOKS_WORKER: 'false',
       ...env,
     });
     const stream = new PassThrough();
