@@ -17,7 +17,7 @@ interface Received {
 class Receiver {
   readonly received: Received[] = [];
   private server!: Server;
-  constructor(private readonly answer: (request: number, res: ServerResponse) => void | Promise<void> = (_, res) => res.writeHead(204).end()) {}
+  constructor(private readonly answer: (request: number, res: ServerResponse) => unknown = (_, res) => res.writeHead(204).end()) {}
 
   async start(): Promise<this> {
     this.server = createServer((req: IncomingMessage, res) => {
