@@ -135,6 +135,8 @@ export const DELIVERY_CALLBACKS: CallbacksObject = {
     '{$request.body#/data/attributes/url}': {
       post: {
         summary: 'A delivery (Standard Webhooks)',
+        // The receiver authenticates the service by the signature, not by credentials of this API.
+        security: [],
         description:
           'Sent for every change of a subscribed kind in the organization, at least once: retried with exponential backoff and jitter for 24 hours on ' +
           'anything but a 2xx within 10 seconds. Verify the signature (docs/WEBHOOKS.md) and deduplicate on `webhook-id`.',
@@ -161,6 +163,7 @@ export const DELIVERY_CALLBACKS: CallbacksObject = {
         },
         responses: {
           '200': { description: 'Any 2xx: delivered.' },
+          '4XX': { description: 'Not delivered: retried later (a receiver that means "stop" disables or deletes the webhook).' },
           default: { description: 'Anything else (or no answer within the timeout): retried later.' },
         },
       },
