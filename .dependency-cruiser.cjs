@@ -14,7 +14,7 @@
 //
 // There are no exceptions: CI fails on any violation.
 
-const FEATURES = ['twins', 'maps', 'events', 'quests', 'places', 'images', 'organizations', 'accounts', 'revenue', 'admin', 'health', 'operations'];
+const FEATURES = ['twins', 'maps', 'events', 'quests', 'places', 'images', 'organizations', 'accounts', 'revenue', 'admin', 'health', 'operations', 'webhooks'];
 const FEATURE = `^src/(?:${FEATURES.join('|')})/`;
 const TOP = ['^src/app[.][^/]+$', '^src/main[.]ts$', '^src/cli/'];
 

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import { WebhookWorker } from './webhooks/webhook-worker.js';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppModule } from './app.module.js';
@@ -152,6 +153,8 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   app.enableShutdownHooks([], { useProcessExit: true });
   await app.init();
   await fastify.ready();
+  // Deliveries run beside the API of every instance (not in CLI contexts, which build the modules too).
+  if (config.webhooks.worker) await app.get(WebhookWorker).start();
   return app;
 }
 

@@ -16,9 +16,10 @@ import { OrganizationsModule } from './organizations/organizations.module.js';
 import { QuestsModule } from './quests/quests.module.js';
 import { RevenueModule } from './revenue/revenue.module.js';
 import { TwinsModule } from './twins/twins.module.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 /** Feature modules of the service; each owns its routes, rules and SQL. */
-export const FEATURE_MODULES = [HealthModule, OrganizationsModule, AccountsModule, AdminModule, TwinsModule, EventsModule, ImagesModule, RevenueModule, QuestsModule, MapsModule, OperationsModule];
+export const FEATURE_MODULES = [HealthModule, OrganizationsModule, AccountsModule, AdminModule, TwinsModule, EventsModule, ImagesModule, RevenueModule, QuestsModule, MapsModule, OperationsModule, WebhooksModule];
 
 @Module({})
 export class AppModule {

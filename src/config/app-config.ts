@@ -69,6 +69,30 @@ export interface AppConfig {
    * own variable; its other `OTEL_*` variables apply too). Unset: no tracing, and the SDK is not loaded.
    */
   otelEndpoint: string | undefined;
+  /** Webhook deliveries (docs/WEBHOOKS.md). */
+  webhooks: WebhooksConfig;
+}
+
+export interface WebhooksConfig {
+  /** Whether this instance delivers (every replica may; they share the outbox through `FOR UPDATE SKIP LOCKED`). */
+  worker: boolean;
+  /** Allows `http` and private, loopback and link-local receivers: tests and local development only. */
+  allowPrivate: boolean;
+  /** Text the AES-256-GCM key sealing webhook secrets is derived from (SHA-256); unset: a generated key in service_keys. */
+  secretKey: string | undefined;
+  /** One attempt's limit, connection and answer included. */
+  timeoutMs: number;
+  /** The first retry's delay; each later one doubles, with jitter, up to retryMaxDelayMs. */
+  retryBaseMs: number;
+  retryMaxDelayMs: number;
+  /** How long after the change a delivery is retried before it is marked failed. */
+  retryWindowMs: number;
+  /** Attempts one instance has in flight at most. */
+  concurrency: number;
+  /** Attempts one instance has in flight to one webhook at most, so a slow receiver cannot take every slot. */
+  perReceiver: number;
+  /** How often a worker looks for due deliveries when nothing woke it. */
+  pollMs: number;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -119,6 +143,16 @@ class EnvReader {
       return fallback;
     }
     return raw as T;
+  }
+
+  boolean(name: string, fallback: boolean): boolean {
+    const raw = this.env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (raw !== 'true' && raw !== 'false') {
+      this.problems.push(`${name} must be true or false, got "${raw}"`);
+      return fallback;
+    }
+    return raw === 'true';
   }
 
   url(name: string, protocols: string[]): string | undefined {
@@ -179,6 +213,18 @@ export function loadConfig(env: Env = process.env): AppConfig {
     streamRetentionHours: read.integer('STREAM_RETENTION_HOURS', 24, 1, 24 * 365),
     metricsPort: read.integer('METRICS_PORT', 9464, 0, 65535),
     otelEndpoint: read.url('OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
+    webhooks: {
+      worker: read.boolean('WEBHOOKS_WORKER', true),
+      allowPrivate: read.boolean('WEBHOOKS_ALLOW_PRIVATE', false),
+      secretKey: read.optional('WEBHOOKS_SECRET_KEY'),
+      timeoutMs: read.integer('WEBHOOKS_TIMEOUT_MS', 10_000, 10, 600_000),
+      retryBaseMs: read.integer('WEBHOOKS_RETRY_BASE_MS', 5_000, 1, 3_600_000),
+      retryMaxDelayMs: read.integer('WEBHOOKS_RETRY_MAX_DELAY_MS', 3_600_000, 1, 86_400_000),
+      retryWindowMs: read.integer('WEBHOOKS_RETRY_WINDOW_MS', 86_400_000, 1, 30 * 86_400_000),
+      concurrency: read.integer('WEBHOOKS_CONCURRENCY', 64, 1, 10_000),
+      perReceiver: read.integer('WEBHOOKS_PER_RECEIVER', 8, 1, 10_000),
+      pollMs: read.integer('WEBHOOKS_POLL_MS', 1_000, 10, 3_600_000),
+    },
   };
   if (config.eventBus === 'postgres' && !config.databaseUrl) {
     read.problems.push('EVENT_BUS=postgres needs DATABASE_URL (the embedded database uses EVENT_BUS=memory)');
@@ -191,6 +237,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
   }
   if (config.cursorSecret !== undefined && config.cursorSecret.length < 32) {
     read.problems.push('CURSOR_SECRET must be at least 32 characters');
+  }
+  if (config.webhooks.secretKey !== undefined && config.webhooks.secretKey.length < 32) {
+    read.problems.push('WEBHOOKS_SECRET_KEY must be at least 32 characters');
+  }
+  if (config.webhooks.retryBaseMs > config.webhooks.retryMaxDelayMs) {
+    read.problems.push('WEBHOOKS_RETRY_BASE_MS must not exceed WEBHOOKS_RETRY_MAX_DELAY_MS');
   }
   if (config.pageSizeDefault > config.pageSizeMax) {
     read.problems.push('PAGE_SIZE_DEFAULT must not exceed PAGE_SIZE_MAX');

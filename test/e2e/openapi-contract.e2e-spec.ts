@@ -85,7 +85,8 @@ describe('the OpenAPI document is the truth', () => {
   let imageId: string;
 
   beforeAll(async () => {
-    service = await TestApp.start();
+    // The webhook examples name partner.example.com, which need not resolve where the tests run.
+    service = await TestApp.start({ WEBHOOKS_ALLOW_PRIVATE: 'true' });
     const answer = await service.inject({ method: 'GET', url: '/docs-json' });
     expect(answer.statusCode).toBe(200);
     doc = answer.json() as OpenApiDocument;
@@ -105,6 +106,12 @@ describe('the OpenAPI document is the truth', () => {
     const quest = await service.inject({ method: 'POST', url: '/quests/', headers: twinHeaders, payload: document({ type: 'quests', attributes: { name: 'Contract quest' } }) });
     const event = await service.inject({ method: 'POST', url: '/events/', headers: twinHeaders, payload: document({ type: 'events', attributes: { name: 'contract', category: 'test', data: {} } }) });
     const token = await service.inject({ method: 'POST', url: `/admin/accounts/${tenant.accountId}/tokens/`, headers: { authorization: `Token ${ADMIN_TOKEN}` } });
+    const webhook = await service.inject({
+      method: 'POST',
+      url: '/webhooks/',
+      headers: { ...tenant.headers(), 'content-type': JSON_API },
+      payload: document({ type: 'webhooks', attributes: { url: 'https://partner.example.com/hooks', events: ['event.created'] } }),
+    });
     return {
       organizations: tenant.organizationId,
       accounts: tenant.accountId,
@@ -113,6 +120,7 @@ describe('the OpenAPI document is the truth', () => {
       quests: quest.json().data.id,
       events: event.json().data.id,
       tokens: token.json().data.id,
+      webhooks: webhook.json().data.id,
       // No request example names a task.
       tasks: EXAMPLE_IDS.tasks,
     };

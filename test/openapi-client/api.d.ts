@@ -708,6 +708,98 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's webhooks
+         * @description Any member of the `X-Organization` organization manages its webhooks (the token and organization headers, as on every organization route); another organization's webhook answers 404, as if it did not exist. Oldest first, paginated with `page_number`/`page_size`; secrets are never listed.
+         */
+        get: operations["WebhooksController_list"];
+        put?: never;
+        /**
+         * Create a webhook
+         * @description Any member of the `X-Organization` organization manages its webhooks (the token and organization headers, as on every organization route); another organization's webhook answers 404, as if it did not exist. The answer carries the signing `secret`, shown this once. Deliveries: see the callback and docs/WEBHOOKS.md.
+         */
+        post: operations["WebhooksController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One webhook
+         * @description Any member of the `X-Organization` organization manages its webhooks (the token and organization headers, as on every organization route); another organization's webhook answers 404, as if it did not exist.
+         */
+        get: operations["WebhooksController_get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook
+         * @description Any member of the `X-Organization` organization manages its webhooks (the token and organization headers, as on every organization route); another organization's webhook answers 404, as if it did not exist. What was queued for it and its delivery log go with it.
+         */
+        delete: operations["WebhooksController_delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook
+         * @description Any member of the `X-Organization` organization manages its webhooks (the token and organization headers, as on every organization route); another organization's webhook answers 404, as if it did not exist. `url`, `events`, `description` and `enabled` change when given; a new `url` is checked like a new webhook's.
+         */
+        patch: operations["WebhooksController_update"];
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook's delivery attempts, newest first
+         * @description Any member of the `X-Organization` organization manages its webhooks (the token and organization headers, as on every organization route); another organization's webhook answers 404, as if it did not exist. Each attempt: the change's event type, the `webhook-id` of its delivery, the attempt number, the receiver's status code or the error, the duration and the time.
+         */
+        get: operations["WebhooksController_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace a webhook's signing secret
+         * @description Any member of the `X-Organization` organization manages its webhooks (the token and organization headers, as on every organization route); another organization's webhook answers 404, as if it did not exist. The new secret is in the answer, shown this once, and signs every attempt from now on (queued retries included); the old one stops at once.
+         */
+        post: operations["WebhooksController_rotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -985,6 +1077,44 @@ export interface components {
              * @example 0
              */
             position?: number;
+        };
+        CreateWebhookAttributes: {
+            /**
+             * @description Where deliveries are POSTed: `https`, resolving to public addresses only (private, loopback, link-local, carrier-grade NAT and metadata addresses are refused, here and again at every delivery). At most 2048 characters.
+             * @example https://partner.example.com/hooks/twins
+             */
+            url: string;
+            /**
+             * @description The change kinds to receive, at least one, each once: `event.created`, `event.updated`, `event.deleted`, `twin.created`, `twin.updated`, `quest.published`, `quest.embarked`.
+             * @example [
+             *       "event.created",
+             *       "twin.updated"
+             *     ]
+             */
+            events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "quest.published" | "quest.embarked")[];
+            /** @example Order sync */
+            description?: string | null;
+        };
+        UpdateWebhookAttributes: {
+            /**
+             * @description Where deliveries are POSTed: `https`, resolving to public addresses only (private, loopback, link-local, carrier-grade NAT and metadata addresses are refused, here and again at every delivery). At most 2048 characters.
+             * @example https://partner.example.com/hooks/v2
+             */
+            url?: string;
+            /**
+             * @description The change kinds to receive, at least one, each once: `event.created`, `event.updated`, `event.deleted`, `twin.created`, `twin.updated`, `quest.published`, `quest.embarked`.
+             * @example [
+             *       "event.created"
+             *     ]
+             */
+            events?: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "quest.published" | "quest.embarked")[];
+            /** @example null */
+            description?: string | null;
+            /**
+             * @description A disabled webhook gets nothing new; what was queued for it waits, and is sent when it is enabled again (within the retry window).
+             * @example false
+             */
+            enabled?: boolean;
         };
         /** @description What in the request to fix: exactly one of `pointer`, `parameter` or `header`. */
         ErrorSource: {
@@ -1941,6 +2071,149 @@ export interface components {
         TotalRevenue: {
             /** @description Summed exactly in the database; three embarks at 0.10 give exactly 0.3. */
             revenue: number;
+        };
+        /** @description A webhook of the organization. With a sparse fieldset (`fields[webhooks]`) only the members it names are written, and `relationships` only when it names one. */
+        WebhookResource: {
+            /** @enum {string} */
+            type: "webhooks";
+            /** Format: uuid */
+            id: string;
+            attributes: {
+                /**
+                 * Format: uri
+                 * @description Where deliveries are POSTed.
+                 */
+                url: string;
+                /** @description The change kinds it receives. */
+                events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "quest.published" | "quest.embarked")[];
+                description: string | null;
+                /** @description Disabled: nothing new is queued for it; what was queued waits. */
+                enabled: boolean;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-21T19:26:03.123456Z
+                 */
+                created: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-21T19:26:03.123456Z
+                 */
+                modified: string;
+            };
+        };
+        /** @description A webhook with its new signing secret (the answer of a create or a rotation). With a sparse fieldset (`fields[webhooks]`) only the members it names are written, and `relationships` only when it names one. */
+        WebhookWithSecretResource: {
+            /** @enum {string} */
+            type: "webhooks";
+            /** Format: uuid */
+            id: string;
+            attributes: {
+                /**
+                 * Format: uri
+                 * @description Where deliveries are POSTed.
+                 */
+                url: string;
+                /** @description The change kinds it receives. */
+                events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "quest.published" | "quest.embarked")[];
+                description: string | null;
+                /** @description Disabled: nothing new is queued for it; what was queued waits. */
+                enabled: boolean;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-21T19:26:03.123456Z
+                 */
+                created: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-21T19:26:03.123456Z
+                 */
+                modified: string;
+                /** @description The signing secret (Standard Webhooks form). Shown in this answer only: store it now; `rotate-secret` makes a new one. */
+                secret: string;
+            };
+        };
+        /** @description One attempt to deliver a change. With a sparse fieldset (`fields[webhook-deliveries]`) only the members it names are written, and `relationships` only when it names one. */
+        WebhookDeliveryResource: {
+            /** @enum {string} */
+            type: "webhook-deliveries";
+            /** Format: uuid */
+            id: string;
+            attributes: {
+                /**
+                 * Format: uuid
+                 * @description The `webhook-id` header of the delivery: the same on every attempt of one change to one webhook.
+                 */
+                "webhook-id": string;
+                /** @enum {string} */
+                "event-type": "event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "quest.published" | "quest.embarked";
+                /** @description 1 for the first attempt of the delivery. */
+                attempt: number;
+                /** @description The receiver's HTTP status; null when none came (see `error`). */
+                "status-code": number | null;
+                /** @description Why no status came: a timeout, a refused or unreachable address, a connection error. */
+                error: string | null;
+                "duration-ms": number;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-21T19:26:03.123456Z
+                 */
+                attempted: string;
+            };
+        };
+        WebhookDocument: {
+            data: components["schemas"]["WebhookResource"];
+            included?: components["schemas"]["Included"];
+        };
+        WebhookWithSecretDocument: {
+            data: components["schemas"]["WebhookWithSecretResource"];
+            included?: components["schemas"]["Included"];
+        };
+        WebhookListDocument: {
+            links: components["schemas"]["PageLinks"];
+            data: components["schemas"]["WebhookResource"][];
+            included?: components["schemas"]["Included"];
+            meta?: components["schemas"]["PaginationMeta"];
+        };
+        WebhookDeliveryListDocument: {
+            links: components["schemas"]["PageLinks"];
+            data: components["schemas"]["WebhookDeliveryResource"][];
+            included?: components["schemas"]["Included"];
+            meta?: components["schemas"]["PaginationMeta"];
+        };
+        /** @description `{data: {type: "webhooks", attributes: {url, events, description?}}}` */
+        WebhookCreateDocument: {
+            data: {
+                /** @enum {string} */
+                type: "webhooks";
+                attributes: components["schemas"]["CreateWebhookAttributes"];
+            };
+        };
+        /** @description `{data: {type: "webhooks", id, attributes}}`: `id` must be the path id; the attributes given change. */
+        WebhookUpdateDocument: {
+            data: {
+                /** @enum {string} */
+                type: "webhooks";
+                /**
+                 * Format: uuid
+                 * @description The id of the URL (409 `id_mismatch` otherwise).
+                 */
+                id: string;
+                attributes?: components["schemas"]["UpdateWebhookAttributes"];
+            };
+        };
+        WebhookPayload: {
+            /** @enum {string} */
+            type: "event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "quest.published" | "quest.embarked";
+            /**
+             * Format: date-time
+             * @description When the change was committed (UTC, microseconds).
+             * @example 2026-11-21T19:26:03.123456Z
+             */
+            timestamp: string;
+            /** @description The changed resource as committed, in the form its own route answers (an `events`, `twins` or `quests` resource object); for `event.deleted` its identifier `{type, id}`. */
+            data: {
+                [key: string]: unknown;
+            };
         };
     };
     responses: {
@@ -6328,6 +6601,697 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["ErrorDocument"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    WebhooksController_list: {
+        parameters: {
+            query?: {
+                /** @description From 1; a page past the last one is a 404. */
+                page_number?: number;
+                /** @description Default 50, at most 100 (PAGE_SIZE_DEFAULT / PAGE_SIZE_MAX). */
+                page_size?: number;
+            };
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{links, data: [webhook], meta: {pagination}}` */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "links": {
+                     *         "first": "https://api.example.com/webhooks/?page_number=1",
+                     *         "last": "https://api.example.com/webhooks/?page_number=1",
+                     *         "next": null,
+                     *         "prev": null
+                     *       },
+                     *       "data": [
+                     *         {
+                     *           "type": "webhooks",
+                     *           "id": "4b3f1d2e-8a6c-4e5f-9b0a-1c2d3e4f5a60",
+                     *           "attributes": {
+                     *             "url": "https://partner.example.com/hooks/twins",
+                     *             "events": [
+                     *               "event.created",
+                     *               "twin.updated"
+                     *             ],
+                     *             "description": "Order sync",
+                     *             "enabled": true,
+                     *             "created": "2026-11-21T19:26:03.123456Z",
+                     *             "modified": "2026-11-21T19:26:03.123456Z"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "pagination": {
+                     *           "page": 1,
+                     *           "pages": 1,
+                     *           "count": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.api+json": components["schemas"]["WebhookListDocument"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_found`: a page past the last one. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    WebhooksController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A webhooks document. */
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["WebhookCreateDocument"];
+                "application/json": components["schemas"]["WebhookCreateDocument"];
+            };
+        };
+        responses: {
+            /** @description `{data: webhook}` with its `secret` */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "type": "webhooks",
+                     *         "id": "4b3f1d2e-8a6c-4e5f-9b0a-1c2d3e4f5a60",
+                     *         "attributes": {
+                     *           "url": "https://partner.example.com/hooks/twins",
+                     *           "events": [
+                     *             "event.created",
+                     *             "twin.updated"
+                     *           ],
+                     *           "description": "Order sync",
+                     *           "enabled": true,
+                     *           "created": "2026-11-21T19:26:03.123456Z",
+                     *           "modified": "2026-11-21T19:26:03.123456Z",
+                     *           "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw+YUhITuoNIk="
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.api+json": components["schemas"]["WebhookWithSecretDocument"];
+                };
+            };
+            /** @description `invalid_document` (`source.pointer`): an unknown or invalid attribute; a `url` that is not `https`, carries credentials, does not resolve, or resolves to a private, loopback, link-local or metadata address; an event type other than event.created, event.updated, event.deleted, twin.created, twin.updated, quest.published, quest.embarked. `invalid_header`: a tenant header. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `client_generated_id`: the document has a `data.id`; `forbidden`: a tenant header (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            /** @description `type_mismatch`: `data.type` is not `webhooks`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    WebhooksController_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description A UUID; anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{data: webhook}` (without its secret) */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "type": "webhooks",
+                     *         "id": "4b3f1d2e-8a6c-4e5f-9b0a-1c2d3e4f5a60",
+                     *         "attributes": {
+                     *           "url": "https://partner.example.com/hooks/twins",
+                     *           "events": [
+                     *             "event.created",
+                     *             "twin.updated"
+                     *           ],
+                     *           "description": "Order sync",
+                     *           "enabled": true,
+                     *           "created": "2026-11-21T19:26:03.123456Z",
+                     *           "modified": "2026-11-21T19:26:03.123456Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.api+json": components["schemas"]["WebhookDocument"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_found`: no webhook of the `X-Organization` organization has this id (other organizations' included), or a page past the last one. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    WebhooksController_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A UUID; anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_found`: no webhook of the `X-Organization` organization has this id (other organizations' included), or a page past the last one. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    WebhooksController_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A UUID; anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A webhooks document with the changes. */
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["WebhookUpdateDocument"];
+                "application/json": components["schemas"]["WebhookUpdateDocument"];
+            };
+        };
+        responses: {
+            /** @description `{data: webhook}` after the change */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "type": "webhooks",
+                     *         "id": "4b3f1d2e-8a6c-4e5f-9b0a-1c2d3e4f5a60",
+                     *         "attributes": {
+                     *           "url": "https://partner.example.com/hooks/twins",
+                     *           "events": [
+                     *             "event.created",
+                     *             "twin.updated"
+                     *           ],
+                     *           "description": "Order sync",
+                     *           "enabled": true,
+                     *           "created": "2026-11-21T19:26:03.123456Z",
+                     *           "modified": "2026-11-21T19:26:03.123456Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.api+json": components["schemas"]["WebhookDocument"];
+                };
+            };
+            /** @description `invalid_document` (`source.pointer`): an unknown or invalid attribute; a `url` that is not `https`, carries credentials, does not resolve, or resolves to a private, loopback, link-local or metadata address; an event type other than event.created, event.updated, event.deleted, twin.created, twin.updated, quest.published, quest.embarked. `invalid_header`: a tenant header. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_found`: no webhook of the `X-Organization` organization has this id (other organizations' included), or a page past the last one. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            /** @description `type_mismatch` (`data.type` is not `webhooks`) or `id_mismatch` (`data.id` is not the path id). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    WebhooksController_deliveries: {
+        parameters: {
+            query?: {
+                /** @description From 1; a page past the last one is a 404. */
+                page_number?: number;
+                /** @description Default 50, at most 100 (PAGE_SIZE_DEFAULT / PAGE_SIZE_MAX). */
+                page_size?: number;
+            };
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description A UUID; anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{links, data: [webhook-delivery], meta: {pagination}}` */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "links": {
+                     *         "first": "https://api.example.com/webhooks/4b3f1d2e-8a6c-4e5f-9b0a-1c2d3e4f5a60/deliveries/?page_number=1",
+                     *         "last": "https://api.example.com/webhooks/4b3f1d2e-8a6c-4e5f-9b0a-1c2d3e4f5a60/deliveries/?page_number=1",
+                     *         "next": null,
+                     *         "prev": null
+                     *       },
+                     *       "data": [
+                     *         {
+                     *           "type": "webhook-deliveries",
+                     *           "id": "2c4e6a8b-0d1f-4a3c-8e5b-7d9f1a3c5e7b",
+                     *           "attributes": {
+                     *             "webhook-id": "01938c4e-7b2a-4d5e-9f10-2a3b4c5d6e7f",
+                     *             "event-type": "event.created",
+                     *             "attempt": 2,
+                     *             "status-code": 503,
+                     *             "error": null,
+                     *             "duration-ms": 87,
+                     *             "attempted": "2026-11-21T19:26:13.654321Z"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "pagination": {
+                     *           "page": 1,
+                     *           "pages": 1,
+                     *           "count": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.api+json": components["schemas"]["WebhookDeliveryListDocument"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_found`: no webhook of the `X-Organization` organization has this id (other organizations' included), or a page past the last one. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    WebhooksController_rotateSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A UUID; anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{data: webhook}` with its new `secret` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "type": "webhooks",
+                     *         "id": "4b3f1d2e-8a6c-4e5f-9b0a-1c2d3e4f5a60",
+                     *         "attributes": {
+                     *           "url": "https://partner.example.com/hooks/twins",
+                     *           "events": [
+                     *             "event.created",
+                     *             "twin.updated"
+                     *           ],
+                     *           "description": "Order sync",
+                     *           "enabled": true,
+                     *           "created": "2026-11-21T19:26:03.123456Z",
+                     *           "modified": "2026-11-21T19:26:03.123456Z",
+                     *           "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw+YUhITuoNIk="
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.api+json": components["schemas"]["WebhookWithSecretDocument"];
+                };
+            };
+            /** @description `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_found`: no webhook of the `X-Organization` organization has this id (other organizations' included), or a page past the last one. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];

@@ -49,6 +49,8 @@ export class TestApp {
       RATE_LIMIT_MAX: '0',
       // Several apps run in one process: no metrics listener unless a test asks for one.
       METRICS_PORT: '0',
+      // No background deliveries in tests that do not ask for them (test/e2e/webhooks.e2e-spec.ts does).
+      WEBHOOKS_WORKER: 'false',
       ...env,
     });
     const stream = new PassThrough();

@@ -49,6 +49,7 @@ const TAGS: [name: string, description: string][] = [
   ['images', 'Image uploads (PNG, JPEG, WebP, GIF), used as quest summary images.'],
   ['events', "Timeline events of the acting twin, and their live stream."],
   ['organizations', "The caller's organizations."],
+  ['webhooks', "The organization's webhooks: signed deliveries of its changes to partners' URLs (docs/WEBHOOKS.md)."],
   ['maps', 'Vector tiles of the visible twins (Mapbox Vector Tile, TileJSON) and the map page (`GET /map`).'],
   ['admin', 'Operators: organizations, accounts and access tokens (`Authorization: Token <ADMIN_TOKEN>`).'],
   ['operations', 'Health of the service.'],

@@ -11,8 +11,9 @@ import { questTasks, quests } from './quests.js';
 import { revenueEntries } from './revenue.js';
 import { serviceKeys } from './service-keys.js';
 import { twins } from './twins.js';
+import { webhookAttempts, webhookDeliveries, webhooks } from './webhooks.js';
 
 export * from './table.js';
-export { accessTokens, accounts, changeLogState, changes, events, idempotencyKeys, images, memberships, organizations, questTasks, quests, revenueEntries, serviceKeys, twins };
+export { accessTokens, accounts, changeLogState, changes, events, idempotencyKeys, images, memberships, organizations, questTasks, quests, revenueEntries, serviceKeys, twins, webhookAttempts, webhookDeliveries, webhooks };
 
-export const tables = [organizations, accounts, memberships, accessTokens, twins, events, idempotencyKeys, images, quests, questTasks, revenueEntries, serviceKeys, changes, changeLogState];
+export const tables = [organizations, accounts, memberships, accessTokens, twins, events, idempotencyKeys, images, quests, questTasks, revenueEntries, serviceKeys, changes, changeLogState, webhooks, webhookDeliveries, webhookAttempts];

@@ -1,0 +1,185 @@
+import { Logger } from '@nestjs/common';
+import { Webhook } from 'standardwebhooks';
+import type { WebhooksConfig } from '../config/app-config.js';
+import type { DatabaseNotifications } from '../database/notifications.js';
+import { nextAttemptAt } from './backoff.js';
+import type { SecretBox } from './secret-box.js';
+import { isSuccess, type AttemptOutcome, WebhookSender } from './webhook-sender.js';
+import type { AttemptResult, ClaimedDelivery, WebhooksRepository } from './webhooks.repository.js';
+
+/** The NOTIFY channel of the outbox trigger (migration Webhooks). */
+export const DELIVERIES_CHANNEL = 'webhook_deliveries';
+
+/** Rows looked at per claim, per free slot: enough to find other receivers' rows behind a busy receiver's. */
+const SCAN_FACTOR = 4;
+
+/**
+ * Delivers the outbox (docs/WEBHOOKS.md). Runs on every instance; instances share the rows through the
+ * claim's `FOR UPDATE SKIP LOCKED` and its lease (webhooks.repository.ts), so each due row goes to one
+ * worker and a dead worker's rows come back when their lease ends.
+ *
+ * Work is started by a wake-up: the trigger's NOTIFY (PostgreSQL), the poll timer (always, and the only
+ * source on the embedded database, which cannot hold a listening session), a retry falling due (a timer
+ * this worker set), or a slot freeing up. A wake-up claims as many rows as there are free slots and
+ * starts each attempt on its own: attempts run outside any transaction, concurrently, each bounded by
+ * the timeout, so a slow receiver holds its own slots (at most `perReceiver`) and nothing else.
+ */
+export class WebhookWorker {
+  private running = false;
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly perWebhook = new Map<string, number>();
+  private readonly stopping = new AbortController();
+  private claiming: Promise<void> | undefined;
+  private wakeAgain = false;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryAt = Infinity;
+  private readonly sender: WebhookSender;
+  private readonly leaseMs: number;
+
+  constructor(
+    private readonly repository: WebhooksRepository,
+    private readonly secrets: SecretBox,
+    private readonly config: WebhooksConfig,
+    private readonly notifications: DatabaseNotifications | null,
+    private readonly logger = new Logger('Webhooks'),
+  ) {
+    this.sender = new WebhookSender({ timeoutMs: config.timeoutMs, allowPrivate: config.allowPrivate, connections: config.perReceiver });
+    // Long enough that a live worker's attempt (bounded by the timeout) always ends inside its lease.
+    this.leaseMs = config.timeoutMs + 30_000;
+  }
+
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    if (this.notifications) {
+      await this.notifications.subscribe(DELIVERIES_CHANNEL, this.wake).catch((error: Error) => {
+        this.logger.warn(`no NOTIFY wake-ups for webhook deliveries (polling every ${this.config.pollMs} ms): ${error.message}`);
+      });
+    }
+    this.pollTimer = setInterval(this.wake, this.config.pollMs);
+    this.pollTimer.unref();
+    this.wake();
+  }
+
+  /** Stops claiming, aborts the attempts in flight and hands their rows back, so another instance (or the next start) sends them at once. */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    clearInterval(this.pollTimer);
+    clearTimeout(this.retryTimer);
+    this.stopping.abort();
+    await this.claiming?.catch(() => undefined);
+    await Promise.allSettled([...this.inFlight.values()]);
+    await this.sender.close();
+  }
+
+  /** Attempts in flight (tests, the bench). */
+  get busy(): number {
+    return this.inFlight.size;
+  }
+
+  readonly wake = (): void => {
+    if (!this.running) return;
+    if (this.claiming) {
+      this.wakeAgain = true;
+      return;
+    }
+    this.claiming = this.claimAndStart()
+      .catch((error: Error) => this.logger.warn(`claiming webhook deliveries failed: ${error.message}`))
+      .finally(() => {
+        this.claiming = undefined;
+        if (this.wakeAgain) {
+          this.wakeAgain = false;
+          this.wake();
+        }
+      });
+  };
+
+  private async claimAndStart(): Promise<void> {
+    for (;;) {
+      const free = this.config.concurrency - this.inFlight.size;
+      if (!this.running || free <= 0) return;
+      const claimed = await this.repository.claim({
+        limit: free,
+        perReceiver: this.config.perReceiver,
+        inFlight: this.perWebhook,
+        leaseMs: this.leaseMs,
+        scan: free * SCAN_FACTOR,
+      });
+      if (!this.running) {
+        await this.repository.release(claimed);
+        return;
+      }
+      for (const delivery of claimed) this.launch(delivery);
+      if (claimed.length < free) return;
+    }
+  }
+
+  private launch(delivery: ClaimedDelivery): void {
+    this.perWebhook.set(delivery.webhook_id, (this.perWebhook.get(delivery.webhook_id) ?? 0) + 1);
+    const attempt = this.attempt(delivery)
+      .catch((error: Error) => this.logger.warn(`webhook delivery ${delivery.id}: ${error.message}`))
+      .finally(() => {
+        this.inFlight.delete(delivery.id);
+        const left = (this.perWebhook.get(delivery.webhook_id) ?? 1) - 1;
+        if (left > 0) this.perWebhook.set(delivery.webhook_id, left);
+        else this.perWebhook.delete(delivery.webhook_id);
+        this.wake();
+      });
+    this.inFlight.set(delivery.id, attempt);
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    const attempted = new Date();
+    const outcome = await this.send(delivery, attempted);
+    if (this.stopping.signal.aborted && outcome.statusCode === null) {
+      // Cut short by the shutdown, not by the receiver: not an attempt. It is sent again (at least once).
+      await this.repository.release([delivery]);
+      return;
+    }
+    const result = this.result(delivery, outcome);
+    await this.repository.record(delivery, outcome, attempted, result);
+    if (result.state === 'pending') this.wakeAt(result.nextAttempt.getTime());
+  }
+
+  private async send(delivery: ClaimedDelivery, attempted: Date): Promise<AttemptOutcome> {
+    let signer: Webhook;
+    try {
+      signer = new Webhook(this.secrets.open(delivery.secret_sealed, delivery.webhook_id));
+    } catch {
+      // A key other than the one that sealed the secret (WEBHOOKS_SECRET_KEY changed or removed).
+      return { statusCode: null, error: 'the signing secret cannot be opened with the configured WEBHOOKS_SECRET_KEY', durationMs: 0 };
+    }
+    const timestamp = Math.floor(attempted.getTime() / 1000);
+    const headers = {
+      'webhook-id': delivery.id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signer.sign(delivery.id, new Date(timestamp * 1000), delivery.body),
+    };
+    return this.sender.send(delivery.url, headers, delivery.body, this.stopping.signal);
+  }
+
+  private result(delivery: ClaimedDelivery, outcome: AttemptOutcome): AttemptResult {
+    if (isSuccess(outcome)) return { state: 'delivered' };
+    const at = nextAttemptAt(delivery.queued_ms, Date.now(), delivery.attempts, {
+      baseMs: this.config.retryBaseMs,
+      maxDelayMs: this.config.retryMaxDelayMs,
+      windowMs: this.config.retryWindowMs,
+    });
+    if (at === null) return { state: 'failed' };
+    return { state: 'pending', nextAttempt: new Date(at) };
+  }
+
+  /** One timer, for the earliest retry this worker scheduled (the poll catches any other). */
+  private wakeAt(at: number): void {
+    if (at >= this.retryAt) return;
+    clearTimeout(this.retryTimer);
+    this.retryAt = at;
+    this.retryTimer = setTimeout(() => {
+      this.retryAt = Infinity;
+      this.wake();
+    }, Math.max(0, at - Date.now()) + 1);
+    this.retryTimer.unref();
+  }
+}

@@ -1,0 +1,199 @@
+import { Injectable } from '@nestjs/common';
+import { Sql } from '../database/sql.js';
+import type { PageRequest } from '../common/json-api/pagination.js';
+import { select, webhookAttempts, webhooks, type Row } from '../database/schema/index.js';
+import type { AttemptOutcome } from './webhook-sender.js';
+
+export type WebhookRow = Omit<Row<typeof webhooks>, 'secret_sealed'>;
+export type AttemptRow = Omit<Row<typeof webhookAttempts>, 'webhook_id'>;
+
+/** What a worker needs to make one attempt. */
+export interface ClaimedDelivery {
+  id: string;
+  webhook_id: string;
+  kind: string;
+  body: string;
+  /** This attempt's number (1 for the first). */
+  attempts: number;
+  /** When the delivery was queued, in ms since the epoch (the retry window counts from it). */
+  queued_ms: number;
+  url: string;
+  secret_sealed: Buffer;
+}
+
+/** How an attempt ends the delivery's state: delivered, failed for good, or due again at `nextAttempt`. */
+export type AttemptResult = { state: 'delivered' | 'failed' } | { state: 'pending'; nextAttempt: Date };
+
+const COLUMNS = select(webhooks, 'w', { only: ['id', 'organization_id', 'url', 'events', 'description', 'enabled', 'created', 'modified'] });
+const ATTEMPT_COLUMNS = select(webhookAttempts, 'a', { only: ['id', 'delivery_id', 'kind', 'attempt', 'status_code', 'error', 'duration_ms', 'attempted'] });
+
+export interface WebhookChanges {
+  url?: string;
+  events?: string[];
+  description?: string | null;
+  enabled?: boolean;
+}
+
+/** SQL of the webhooks: the partner-facing rows (every read scoped to the organization) and the outbox the workers drain. */
+@Injectable()
+export class WebhooksRepository {
+  constructor(private readonly sql: Sql) {}
+
+  async create(organizationId: string, webhook: { id: string; url: string; events: string[]; description: string | null; sealed: Buffer }): Promise<WebhookRow> {
+    const rows: WebhookRow[] = await this.sql.query(
+      `INSERT INTO webhooks AS w (id, organization_id, url, events, description, secret_sealed)
+       VALUES ($1, $2, $3, $4::varchar[], $5, $6)
+       RETURNING ${COLUMNS}`,
+      [webhook.id, organizationId, webhook.url, webhook.events, webhook.description, webhook.sealed],
+    );
+    return rows[0];
+  }
+
+  async count(organizationId: string): Promise<number> {
+    const rows: { count: number }[] = await this.sql.query(`SELECT count(*)::int AS count FROM webhooks WHERE organization_id = $1`, [organizationId]);
+    return rows[0].count;
+  }
+
+  page(organizationId: string, page: PageRequest): Promise<WebhookRow[]> {
+    return this.sql.query(
+      `SELECT ${COLUMNS} FROM webhooks w WHERE w.organization_id = $1 ORDER BY w.created, w.id LIMIT $2 OFFSET $3`,
+      [organizationId, page.size, page.offset],
+    );
+  }
+
+  async find(organizationId: string, id: string): Promise<WebhookRow | undefined> {
+    const rows: WebhookRow[] = await this.sql.query(`SELECT ${COLUMNS} FROM webhooks w WHERE w.organization_id = $1 AND w.id = $2`, [organizationId, id]);
+    return rows[0];
+  }
+
+  /** Only the attributes given change; `modified` moves. Undefined when the organization has no such webhook. */
+  async update(organizationId: string, id: string, changes: WebhookChanges): Promise<WebhookRow | undefined> {
+    const [rows]: [WebhookRow[], number] = await this.sql.query(
+      `UPDATE webhooks w
+          SET url = CASE WHEN $3 THEN $4 ELSE w.url END,
+              events = CASE WHEN $5 THEN $6::varchar[] ELSE w.events END,
+              description = CASE WHEN $7 THEN $8 ELSE w.description END,
+              enabled = CASE WHEN $9 THEN $10 ELSE w.enabled END,
+              modified = now()
+        WHERE w.organization_id = $1 AND w.id = $2
+        RETURNING ${COLUMNS}`,
+      [
+        organizationId,
+        id,
+        changes.url !== undefined,
+        changes.url ?? null,
+        changes.events !== undefined,
+        changes.events ?? null,
+        changes.description !== undefined,
+        changes.description ?? null,
+        changes.enabled !== undefined,
+        changes.enabled ?? null,
+      ],
+    );
+    return rows[0];
+  }
+
+  async replaceSecret(organizationId: string, id: string, sealed: Buffer): Promise<WebhookRow | undefined> {
+    const [rows]: [WebhookRow[], number] = await this.sql.query(
+      `UPDATE webhooks w SET secret_sealed = $3, modified = now() WHERE w.organization_id = $1 AND w.id = $2 RETURNING ${COLUMNS}`,
+      [organizationId, id, sealed],
+    );
+    return rows[0];
+  }
+
+  /** Its deliveries and attempts go with it (ON DELETE CASCADE). Whether it existed. */
+  async delete(organizationId: string, id: string): Promise<boolean> {
+    const [, affected]: [unknown, number] = await this.sql.query(`DELETE FROM webhooks WHERE organization_id = $1 AND id = $2`, [organizationId, id]);
+    return affected > 0;
+  }
+
+  async countAttempts(webhookId: string): Promise<number> {
+    const rows: { count: number }[] = await this.sql.query(`SELECT count(*)::int AS count FROM webhook_attempts WHERE webhook_id = $1`, [webhookId]);
+    return rows[0].count;
+  }
+
+  /** Newest first. */
+  pageAttempts(webhookId: string, page: PageRequest): Promise<AttemptRow[]> {
+    return this.sql.query(
+      `SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts a WHERE a.webhook_id = $1 ORDER BY a.attempted DESC, a.id DESC LIMIT $2 OFFSET $3`,
+      [webhookId, page.size, page.offset],
+    );
+  }
+
+  /**
+   * Claims up to `limit` due deliveries of enabled webhooks for one worker: at most `perReceiver` per
+   * webhook, less what the worker already has in flight to it (`inFlight`), so one slow receiver cannot
+   * take every slot. Rows other workers hold are skipped (`SKIP LOCKED`), not waited for. A claimed row
+   * is made due again at the end of its lease (`leaseMs`) and its attempt counted, in the same
+   * statement: a worker that dies mid-attempt leaves a row another worker takes once the lease is over.
+   * The earliest `scan` due rows are considered; later ones wait for the next claim.
+   */
+  async claim(options: { limit: number; perReceiver: number; inFlight: Map<string, number>; leaseMs: number; scan: number }): Promise<ClaimedDelivery[]> {
+    const [rows]: [ClaimedDelivery[], number] = await this.sql.query(
+      `WITH due AS (
+         SELECT d.id, d.next_attempt,
+                row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt) + coalesce(busy.in_flight, 0) AS slot
+           FROM (SELECT d.id, d.webhook_id, d.next_attempt
+                   FROM webhook_deliveries d
+                   JOIN webhooks w ON w.id = d.webhook_id AND w.enabled
+                  WHERE d.state = 'pending' AND d.next_attempt <= now()
+                  ORDER BY d.next_attempt
+                  LIMIT $5) d
+           LEFT JOIN unnest($3::uuid[], $4::int[]) AS busy (webhook_id, in_flight) ON busy.webhook_id = d.webhook_id
+       ), picked AS (
+         SELECT d.id
+           FROM webhook_deliveries d
+           JOIN due ON due.id = d.id AND due.slot <= $2
+          WHERE d.state = 'pending' AND d.next_attempt <= now()
+          ORDER BY due.next_attempt
+          LIMIT $1
+            FOR UPDATE OF d SKIP LOCKED
+       )
+       UPDATE webhook_deliveries d
+          SET next_attempt = clock_timestamp() + $6 * interval '1 millisecond', attempts = d.attempts + 1
+         FROM picked, webhooks w
+        WHERE d.id = picked.id AND w.id = d.webhook_id
+        RETURNING d.id, d.webhook_id, d.kind, d.body, d.attempts, (extract(epoch FROM d.created) * 1000)::float8 AS queued_ms, w.url, w.secret_sealed`,
+      [options.limit, options.perReceiver, [...options.inFlight.keys()], [...options.inFlight.values()], options.scan, options.leaseMs],
+    );
+    return rows;
+  }
+
+  /**
+   * Records an attempt and what it means for the delivery, in one statement. The delivery is changed only
+   * while the claim is still this worker's (its attempt count unchanged): after an expired lease another
+   * worker owns it.
+   */
+  async record(delivery: ClaimedDelivery, outcome: AttemptOutcome, attempted: Date, result: AttemptResult): Promise<void> {
+    await this.sql.query(
+      `WITH attempt AS (
+         INSERT INTO webhook_attempts (webhook_id, delivery_id, kind, attempt, status_code, error, duration_ms, attempted)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = $1)
+       )
+       UPDATE webhook_deliveries SET state = $9, next_attempt = $10 WHERE id = $2 AND attempts = $4 AND state = 'pending'`,
+      [
+        delivery.webhook_id,
+        delivery.id,
+        delivery.kind,
+        delivery.attempts,
+        outcome.statusCode,
+        outcome.error,
+        outcome.durationMs,
+        attempted,
+        result.state,
+        result.state === 'pending' ? result.nextAttempt : null,
+      ],
+    );
+  }
+
+  /** Hands claims back unattempted (a worker stopping): due now, their attempt not counted. */
+  async release(deliveries: ClaimedDelivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    await this.sql.query(
+      `UPDATE webhook_deliveries d SET next_attempt = now(), attempts = d.attempts - 1
+         FROM unnest($1::uuid[], $2::int[]) AS claimed (id, attempts)
+        WHERE d.id = claimed.id AND d.attempts = claimed.attempts AND d.state = 'pending'`,
+      [deliveries.map((delivery) => delivery.id), deliveries.map((delivery) => delivery.attempts)],
+    );
+  }
+}

@@ -1,0 +1,345 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { document, expectError, JSON_API, MICROSECOND_TIMESTAMP, TestApp, type TestTenant } from '../support/test-app';
+
+/** A public address that needs no DNS (the URL checks resolve names; an IP literal is its own answer). */
+const PUBLIC_URL = 'https://93.184.215.14/hooks';
+
+interface Received {
+  headers: Record<string, string>;
+  body: string;
+  at: number;
+}
+
+/** A partner's endpoint: `answer` decides each request's fate (status, or a delay first). */
+class Receiver {
+  readonly received: Received[] = [];
+  private server!: Server;
+  constructor(private readonly answer: (request: number, res: ServerResponse) => unknown = (_, res) => res.writeHead(204).end()) {}
+
+  async start(): Promise<this> {
+    this.server = createServer((req: IncomingMessage, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        this.received.push({ headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString(), at: Date.now() });
+        void this.answer(this.received.length, res);
+      });
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return this;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+}
+
+async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+const eventResource = (id: string) => ({ type: 'events', id, attributes: { name: 'walk', category: 'activity', data: { steps: 1 } } });
+
+/** A committed change, as the events, twins and quests code writes it (the outbox trigger takes it from there). */
+async function insertChange(service: TestApp, tenant: TestTenant, kind = 'event.created', subject = randomUUID()) {
+  const resource = JSON.stringify(eventResource(subject));
+  const rows: { position: string; changed: string }[] = await service.dataSource.query(
+    `INSERT INTO changes (organization_id, twin_id, kind, subject_id, name, category, resource) VALUES ($1, $2, $3, $4, 'walk', 'activity', $5) RETURNING position, changed`,
+    [tenant.organizationId, tenant.twinId, kind, subject, resource],
+  );
+  return { subject, resource, ...rows[0] };
+}
+
+async function createWebhook(service: TestApp, tenant: TestTenant, attributes: Record<string, unknown>) {
+  const response = await service.inject({ method: 'POST', url: '/webhooks/', headers: { ...tenant.headers(), 'content-type': JSON_API }, payload: document({ type: 'webhooks', attributes }) });
+  if (response.statusCode !== 201) throw new Error(`create webhook: ${response.statusCode} ${response.body}`);
+  return response.json().data as { id: string; attributes: { secret: string } };
+}
+
+async function attempts(service: TestApp, tenant: TestTenant, webhookId: string) {
+  const response = await service.inject({ method: 'GET', url: `/webhooks/${webhookId}/deliveries/`, headers: tenant.headers() });
+  expect(response.statusCode).toBe(200);
+  return response.json().data as { attributes: Record<string, unknown> }[];
+}
+
+describe('webhooks: managing them', () => {
+  let service: TestApp;
+  let tenant: TestTenant;
+  let other: TestTenant;
+
+  beforeAll(async () => {
+    service = await TestApp.start();
+    tenant = await service.tenant({ organization: 'Webhook partner' });
+    other = await service.tenant({ organization: 'Another partner' });
+  });
+
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  const send = (method: 'POST' | 'PATCH', url: string, data: Record<string, unknown>, who = tenant) =>
+    service.inject({ method, url, headers: { ...who.headers(), 'content-type': JSON_API }, payload: document(data) });
+
+  it('creates, shows the secret once, lists, changes, rotates and deletes', async () => {
+    const created = await send('POST', '/webhooks/', { type: 'webhooks', attributes: { url: PUBLIC_URL, events: ['event.created', 'twin.updated'], description: 'Sync' } });
+    expect(created.statusCode).toBe(201);
+    const data = created.json().data;
+    expect(data).toEqual({
+      type: 'webhooks',
+      id: expect.any(String),
+      attributes: {
+        url: PUBLIC_URL,
+        events: ['event.created', 'twin.updated'],
+        description: 'Sync',
+        enabled: true,
+        created: expect.stringMatching(MICROSECOND_TIMESTAMP),
+        modified: expect.stringMatching(MICROSECOND_TIMESTAMP),
+        secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+      },
+    });
+    const id = data.id as string;
+
+    const shown = await service.inject({ method: 'GET', url: `/webhooks/${id}`, headers: tenant.headers() });
+    expect(shown.statusCode).toBe(200);
+    expect(shown.json().data.attributes).not.toHaveProperty('secret');
+    expect(shown.body).not.toContain(data.attributes.secret);
+    const listed = await service.inject({ method: 'GET', url: '/webhooks/', headers: tenant.headers() });
+    expect(listed.json().data.map((item: { id: string }) => item.id)).toEqual([id]);
+    expect(listed.json().meta).toEqual({ pagination: { page: 1, pages: 1, count: 1 } });
+    expect(listed.body).not.toContain('secret');
+
+    const changed = await send('PATCH', `/webhooks/${id}`, { type: 'webhooks', id, attributes: { enabled: false, events: ['quest.published'] } });
+    expect(changed.statusCode).toBe(200);
+    expect(changed.json().data.attributes).toEqual(expect.objectContaining({ url: PUBLIC_URL, enabled: false, events: ['quest.published'], description: 'Sync' }));
+    expect(changed.json().data.attributes).not.toHaveProperty('secret');
+
+    const rotated = await service.inject({ method: 'POST', url: `/webhooks/${id}/rotate-secret`, headers: tenant.headers() });
+    expect(rotated.statusCode).toBe(200);
+    expect(rotated.json().data.attributes.secret).toMatch(/^whsec_/);
+    expect(rotated.json().data.attributes.secret).not.toBe(data.attributes.secret);
+
+    const deleted = await service.inject({ method: 'DELETE', url: `/webhooks/${id}`, headers: tenant.headers() });
+    expect(deleted.statusCode).toBe(204);
+    expectError(await service.inject({ method: 'GET', url: `/webhooks/${id}`, headers: tenant.headers() }), 404);
+  });
+
+  it.each([
+    ['not a URL', { url: 'partner hooks', events: ['event.created'] }, '/data/attributes/url'],
+    ['http', { url: 'http://93.184.215.14/hooks', events: ['event.created'] }, '/data/attributes/url'],
+    ['loopback', { url: 'https://127.0.0.1/hooks', events: ['event.created'] }, '/data/attributes/url'],
+    ['a name resolving to loopback', { url: 'https://localhost/hooks', events: ['event.created'] }, '/data/attributes/url'],
+    ['private', { url: 'https://10.1.2.3/hooks', events: ['event.created'] }, '/data/attributes/url'],
+    ['cloud metadata', { url: 'https://169.254.169.254/latest', events: ['event.created'] }, '/data/attributes/url'],
+    ['IPv4-mapped IPv6 loopback', { url: 'https://[::ffff:127.0.0.1]/hooks', events: ['event.created'] }, '/data/attributes/url'],
+    ['credentials in the URL', { url: 'https://user:pw@93.184.215.14/hooks', events: ['event.created'] }, '/data/attributes/url'],
+    ['an unknown event type', { url: PUBLIC_URL, events: ['event.created', 'twin.deleted'] }, '/data/attributes/events'],
+    ['no event type', { url: PUBLIC_URL, events: [] }, '/data/attributes/events'],
+    ['an unknown attribute', { url: PUBLIC_URL, events: ['event.created'], secret: 'whsec_mine' }, '/data/attributes/secret'],
+  ])('refuses %s with a 400 on its pointer, and stores nothing', async (_, attributes, pointer) => {
+    const response = await send('POST', '/webhooks/', { type: 'webhooks', attributes });
+    const error = expectError(response, 400, { pointer });
+    expect(error.code).toBe('invalid_document');
+    const listed = await service.inject({ method: 'GET', url: '/webhooks/', headers: tenant.headers() });
+    expect(listed.json().data).toEqual([]);
+  });
+
+  it('refuses a private URL on PATCH too, leaving the webhook as it was', async () => {
+    const webhook = await createWebhook(service, tenant, { url: PUBLIC_URL, events: ['event.created'] });
+    expectError(await send('PATCH', `/webhooks/${webhook.id}`, { type: 'webhooks', id: webhook.id, attributes: { url: 'https://192.168.1.1/x' } }), 400, { pointer: '/data/attributes/url' });
+    const shown = await service.inject({ method: 'GET', url: `/webhooks/${webhook.id}`, headers: tenant.headers() });
+    expect(shown.json().data.attributes.url).toBe(PUBLIC_URL);
+    await service.inject({ method: 'DELETE', url: `/webhooks/${webhook.id}`, headers: tenant.headers() });
+  });
+
+  it("never shows or touches another organization's webhook: 404 everywhere", async () => {
+    const webhook = await createWebhook(service, tenant, { url: PUBLIC_URL, events: ['event.created'] });
+    const id = webhook.id;
+    expectError(await service.inject({ method: 'GET', url: `/webhooks/${id}`, headers: other.headers() }), 404);
+    expectError(await send('PATCH', `/webhooks/${id}`, { type: 'webhooks', id, attributes: { enabled: false } }, other), 404);
+    expectError(await service.inject({ method: 'POST', url: `/webhooks/${id}/rotate-secret`, headers: other.headers() }), 404);
+    expectError(await service.inject({ method: 'GET', url: `/webhooks/${id}/deliveries/`, headers: other.headers() }), 404);
+    expectError(await service.inject({ method: 'DELETE', url: `/webhooks/${id}`, headers: other.headers() }), 404);
+    expect((await service.inject({ method: 'GET', url: '/webhooks/', headers: other.headers() })).json().data).toEqual([]);
+    expect((await service.inject({ method: 'GET', url: `/webhooks/${id}`, headers: tenant.headers() })).json().data.attributes.enabled).toBe(true);
+    expectError(await service.inject({ method: 'GET', url: '/webhooks/', headers: { authorization: tenant.headers().authorization } }), 400);
+    await service.inject({ method: 'DELETE', url: `/webhooks/${id}`, headers: tenant.headers() });
+  });
+
+  it('queues a change in its own transaction: once per subscribed, enabled webhook, the exact body; nothing when rolled back', async () => {
+    const subscribed = await createWebhook(service, tenant, { url: PUBLIC_URL, events: ['event.created'] });
+    const otherKind = await createWebhook(service, tenant, { url: PUBLIC_URL, events: ['twin.updated'] });
+    const disabled = await createWebhook(service, tenant, { url: PUBLIC_URL, events: ['event.created'] });
+    await send('PATCH', `/webhooks/${disabled.id}`, { type: 'webhooks', id: disabled.id, attributes: { enabled: false } });
+    const foreign = await createWebhook(service, other, { url: PUBLIC_URL, events: ['event.created'] });
+    const ids = [subscribed.id, otherKind.id, disabled.id, foreign.id];
+    const queued = () =>
+      service.dataSource.query(`SELECT webhook_id, kind, body, state, attempts FROM webhook_deliveries WHERE webhook_id = ANY($1::uuid[])`, [ids]) as Promise<Record<string, unknown>[]>;
+
+    const runner = service.dataSource.createQueryRunner();
+    await runner.connect();
+    await runner.startTransaction();
+    await runner.query(`INSERT INTO changes (organization_id, twin_id, kind, subject_id, resource) VALUES ($1, $2, 'event.created', $3, '{}')`, [tenant.organizationId, tenant.twinId, randomUUID()]);
+    await runner.rollbackTransaction();
+    await runner.release();
+    expect(await queued()).toEqual([]);
+
+    const change = await insertChange(service, tenant);
+    const rows = await queued();
+    expect(rows).toEqual([{ webhook_id: subscribed.id, kind: 'event.created', body: expect.any(String), state: 'pending', attempts: 0 }]);
+    const body = rows[0].body as string;
+    expect(body).toBe(`{"type":"event.created","timestamp":"${change.changed}","data":${change.resource}}`);
+    expect(change.changed).toMatch(MICROSECOND_TIMESTAMP);
+    for (const id of ids) await service.inject({ method: 'DELETE', url: `/webhooks/${id}`, headers: (id === foreign.id ? other : tenant).headers() });
+  });
+});
+
+describe('webhooks: delivering', () => {
+  const TIMEOUT_MS = 1500;
+  let service: TestApp;
+  let tenant: TestTenant;
+  const receivers: Receiver[] = [];
+
+  beforeAll(async () => {
+    service = await TestApp.start({
+      WEBHOOKS_WORKER: 'true',
+      WEBHOOKS_ALLOW_PRIVATE: 'true',
+      WEBHOOKS_RETRY_BASE_MS: '50',
+      WEBHOOKS_TIMEOUT_MS: String(TIMEOUT_MS),
+      WEBHOOKS_POLL_MS: '100',
+    });
+  });
+
+  beforeEach(async () => {
+    // An organization per test: its webhooks receive only its own changes.
+    tenant = await service.tenant({ organization: 'Delivery partner' });
+  });
+
+  afterAll(async () => {
+    await service?.close();
+    await Promise.all(receivers.map((receiver) => receiver.close()));
+  });
+
+  const receiver = async (answer?: ConstructorParameters<typeof Receiver>[0]) => {
+    const started = await new Receiver(answer).start();
+    receivers.push(started);
+    return started;
+  };
+
+  it('POSTs {type, timestamp, data} signed as Standard Webhooks, and logs the attempt', async () => {
+    const endpoint = await receiver();
+    const webhook = await createWebhook(service, tenant, { url: endpoint.url, events: ['event.created', 'event.deleted'] });
+    const change = await insertChange(service, tenant);
+    const [delivery] = await until('the delivery', () => (endpoint.received.length > 0 ? endpoint.received : undefined));
+
+    const verified = new Webhook(webhook.attributes.secret).verify(delivery.body, delivery.headers);
+    expect(verified).toEqual({ type: 'event.created', timestamp: change.changed, data: eventResource(change.subject) });
+    expect(delivery.headers['content-type']).toBe('application/json');
+    expect(delivery.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+={0,2}$/);
+    expect(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(delivery.body, delivery.headers)).toThrow();
+
+    const log = await until('the attempt in the log', async () => {
+      const found = await attempts(service, tenant, webhook.id);
+      return found.length > 0 ? found : undefined;
+    });
+    expect(log).toEqual([
+      {
+        type: 'webhook-deliveries',
+        id: expect.any(String),
+        attributes: {
+          'webhook-id': delivery.headers['webhook-id'],
+          'event-type': 'event.created',
+          attempt: 1,
+          'status-code': 204,
+          error: null,
+          'duration-ms': expect.any(Number),
+          attempted: expect.stringMatching(MICROSECOND_TIMESTAMP),
+        },
+      },
+    ]);
+    expect(endpoint.received).toHaveLength(1);
+  });
+
+  it('retries a receiver that fails three times: the 4th attempt delivers, with the same webhook-id and body', async () => {
+    const endpoint = await receiver((n, res) => res.writeHead(n <= 3 ? 503 : 200).end());
+    const webhook = await createWebhook(service, tenant, { url: endpoint.url, events: ['event.created'] });
+    await insertChange(service, tenant);
+    await until('four attempts', () => endpoint.received.length >= 4 || undefined);
+    const log = await until('four logged attempts', async () => {
+      const found = await attempts(service, tenant, webhook.id);
+      return found.length === 4 ? found : undefined;
+    });
+    expect(log.map((item) => [item.attributes.attempt, item.attributes['status-code']])).toEqual([
+      [4, 200],
+      [3, 503],
+      [2, 503],
+      [1, 503],
+    ]);
+    expect(new Set(endpoint.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
+    expect(new Set(endpoint.received.map((r) => r.body)).size).toBe(1);
+    for (const r of endpoint.received) expect(() => new Webhook(webhook.attributes.secret).verify(r.body, r.headers)).not.toThrow();
+    // Backoff: the gaps grow (50 ms base, doubling, with jitter in the upper half of each step).
+    const gaps = endpoint.received.slice(1).map((r, i) => r.at - endpoint.received[i].at);
+    expect(gaps[0]).toBeGreaterThanOrEqual(20);
+    expect(gaps[2]).toBeGreaterThanOrEqual(100);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(endpoint.received).toHaveLength(4);
+    const [state] = await service.dataSource.query(`SELECT state, next_attempt FROM webhook_deliveries WHERE webhook_id = $1`, [webhook.id]);
+    expect(state).toEqual({ state: 'delivered', next_attempt: null });
+  });
+
+  it('gives up on a receiver that does not answer within the timeout, logging the timeout', async () => {
+    const endpoint = await receiver(() => undefined);
+    const webhook = await createWebhook(service, tenant, { url: endpoint.url, events: ['event.created'] });
+    await insertChange(service, tenant);
+    const log = await until('a timed-out attempt', async () => {
+      const found = await attempts(service, tenant, webhook.id);
+      return found.length > 0 ? found : undefined;
+    });
+    expect(log[0].attributes).toEqual(expect.objectContaining({ attempt: 1, 'status-code': null, error: `timed out after ${TIMEOUT_MS} ms` }));
+    expect(log[0].attributes['duration-ms']).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
+    expect(log[0].attributes['duration-ms']).toBeLessThan(TIMEOUT_MS + 1000);
+  });
+
+  it('records a connection error as an attempt', async () => {
+    const endpoint = await receiver();
+    const url = endpoint.url;
+    await endpoint.close();
+    receivers.splice(receivers.indexOf(endpoint), 1);
+    const webhook = await createWebhook(service, tenant, { url, events: ['event.created'] });
+    await insertChange(service, tenant);
+    const log = await until('a failed attempt', async () => {
+      const found = await attempts(service, tenant, webhook.id);
+      return found.length > 0 ? found : undefined;
+    });
+    expect(log[0].attributes).toEqual(expect.objectContaining({ 'status-code': null, error: expect.stringMatching(/ECONNREFUSED/) }));
+  });
+
+  it('a slow receiver does not delay another one', async () => {
+    const slow = await receiver((_, res) => void setTimeout(() => res.writeHead(200).end(), TIMEOUT_MS - 300));
+    const fast = await receiver();
+    await createWebhook(service, tenant, { url: slow.url, events: ['event.created'] });
+    await createWebhook(service, tenant, { url: fast.url, events: ['event.created'] });
+    // Several changes, so the slow receiver has more queued than one attempt.
+    const started = Date.now();
+    for (let i = 0; i < 3; i++) await insertChange(service, tenant);
+    await until('the fast receiver got all three', () => fast.received.length >= 3 || undefined);
+    const fastDone = Date.now() - started;
+    await until('the slow receiver got all three', () => slow.received.length >= 3 || undefined);
+    expect(fastDone).toBeLessThan(TIMEOUT_MS - 300);
+    expect(slow.received.length).toBe(3);
+  });
+});
