@@ -59,6 +59,16 @@ export function recordChangesSql(record: ChangeRecord): string {
          RETURNING ${CHANGE_RETURNING}`;
 }
 
+/** One change recorded on its own (in the caller's transaction), when its resource is built in TypeScript. */
+export interface RecordedChange {
+  kind: ChangeKind;
+  organizationId: string;
+  twinId: string | null;
+  subjectId: string;
+  /** The resource's JSON text as committed. */
+  resource: string;
+}
+
 /** PostgreSQL's NOTIFY payload limit is 8000 bytes; a change whose resource is bigger is announced without it. */
 const NOTIFY_RESOURCE_MAX = 7600;
 
@@ -107,6 +117,18 @@ export class ChangeLog implements OnApplicationBootstrap, OnApplicationShutdown 
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
     await this.running;
+  }
+
+  /**
+   * Records a change whose statement could not (its resource is built in TypeScript: quests). Must run
+   * in the change's own transaction, so the record and the change commit together.
+   */
+  async record(change: RecordedChange): Promise<void> {
+    if (!this.sql.inTransaction) throw new Error(`the ${change.kind} change must be recorded in its own transaction`);
+    await this.sql.query(
+      `INSERT INTO changes (organization_id, twin_id, kind, subject_id, resource) VALUES ($1, $2, $3, $4, $5)`,
+      [change.organizationId, change.twinId, change.kind, change.subjectId, change.resource],
+    );
   }
 
   /** Deletes every row past the retention, a batch per statement; the number deleted. */

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
+import { ChangeLog } from '../database/change-log.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import { conflict, forbidden, invalidDocument, notFound, preconditionFailed } from '../common/json-api/api-error.js';
 import { versionEtag, type Precondition } from '../common/http/conditional.js';
@@ -47,6 +48,7 @@ export class QuestsService {
     private readonly quests: QuestsRepository,
     private readonly images: ImagesRepository,
     private readonly cursors: CursorCodec,
+    private readonly changeLog: ChangeLog,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -144,9 +146,12 @@ export class QuestsService {
       }
       if (changes.summaryImageId) await this.assertOwnImage(tenant, changes.summaryImageId);
       await this.quests.update(tenant, id, changes);
-      return this.quests.findMine(tenant, id);
+      const updated = (await this.quests.findMine(tenant, id))!;
+      // Made public: the quest enters the discovery feed (webhook `quest.published`).
+      if (changes.public === true && !quest.public) await this.recordChange('quest.published', tenant, questResource(updated, url));
+      return updated;
     });
-    return new Tagged(questResource(row!, url), versionEtag(row!.version!));
+    return new Tagged(questResource(row, url), versionEtag(row.version!));
   }
 
   /** Attribute names whose change a started quest refuses, among those this PATCH really changes. */
@@ -158,13 +163,21 @@ export class QuestsService {
     return frozen;
   }
 
+  /**
+   * Embarks in one statement and records the copy (webhook `quest.embarked`) in the same transaction:
+   * the delivery goes out exactly when the embark committed.
+   */
   async embark(tenant: TwinTenant, id: string, url: ImageUrl): Promise<ResourceObject> {
     try {
-      const outcome = await this.quests.embark(tenant, id);
-      if (!outcome || !outcome.readable) throw notFound('No such quest in the discovery feed.');
-      if (outcome.mine) throw conflict('A twin cannot embark on its own quest (or on its own copy).', undefined, 'own_quest');
-      if (outcome.is_copy) throw conflict('This quest is a copy; embark on its original.', undefined, 'not_an_original');
-      return questResource(outcome.copy!, url);
+      return await this.sql.transaction(async () => {
+        const outcome = await this.quests.embark(tenant, id);
+        if (!outcome || !outcome.readable) throw notFound('No such quest in the discovery feed.');
+        if (outcome.mine) throw conflict('A twin cannot embark on its own quest (or on its own copy).', undefined, 'own_quest');
+        if (outcome.is_copy) throw conflict('This quest is a copy; embark on its original.', undefined, 'not_an_original');
+        const copy = questResource(outcome.copy!, url);
+        await this.recordChange('quest.embarked', tenant, copy);
+        return copy;
+      });
     } catch (error) {
       if (isUniqueViolation(error, 'quests_embark_unique')) {
         throw conflict('The acting twin has already embarked on this quest.', undefined, 'already_embarked');
@@ -195,6 +208,10 @@ export class QuestsService {
       );
     });
     return taskResource(row);
+  }
+
+  private recordChange(kind: 'quest.published' | 'quest.embarked', tenant: TwinTenant, resource: ResourceObject): Promise<void> {
+    return this.changeLog.record({ kind, organizationId: tenant.organization.id, twinId: tenant.twin.id, subjectId: resource.id, resource: JSON.stringify(resource) });
   }
 
   /** Locks a quest the acting twin created: 404 when it cannot read it, 403 when it is someone else's. */

@@ -343,3 +343,89 @@ describe('webhooks: delivering', () => {
     expect(slow.received.length).toBe(3);
   });
 });
+
+describe('webhooks: every event type, from the real routes', () => {
+  let service: TestApp;
+  let partner: TestTenant;
+  let embarker: TestTenant;
+  let receiver: Receiver;
+  let embarkReceiver: Receiver;
+
+  beforeAll(async () => {
+    service = await TestApp.start({ WEBHOOKS_WORKER: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_POLL_MS: '100' });
+    partner = await service.tenant({ organization: 'Every type partner', twin: 'Typed' });
+    embarker = await service.tenant({ organization: 'Embarking org', twin: 'Embarker' });
+    receiver = await new Receiver().start();
+    embarkReceiver = await new Receiver().start();
+  });
+  afterAll(async () => {
+    await service?.close();
+    await receiver?.close();
+    await embarkReceiver?.close();
+  });
+
+  const send = (method: 'POST' | 'PATCH' | 'DELETE', url: string, data: Record<string, unknown> | undefined, who = partner, twin = true) =>
+    service.inject({ method, url, headers: { ...who.headers({ twin }), ...(data ? { 'content-type': JSON_API } : {}) }, ...(data ? { payload: document(data) } : {}) });
+
+  it('each change of the organization is delivered once, signed, with the resource as committed; nothing of others', async () => {
+    const all = ['event.created', 'event.updated', 'event.deleted', 'twin.created', 'twin.updated', 'quest.published', 'quest.embarked'];
+    const webhook = await createWebhook(service, partner, { url: receiver.url, events: all });
+    // The embark is a change of the embarking twin's organization: its hook hears of it, the partner's does not.
+    const embarkHook = await createWebhook(service, embarker, { url: embarkReceiver.url, events: ['quest.embarked'] });
+
+    const created = (await send('POST', '/events/', { type: 'events', attributes: { name: 'walk', category: 'activity', data: { steps: 1 } } })).json().data;
+    const updated = (await send('PATCH', `/events/${created.id}`, { type: 'events', id: created.id, attributes: { data: { steps: 2 } } })).json().data;
+    expect((await send('DELETE', `/events/${created.id}`, undefined)).statusCode).toBe(204);
+    const batch = await service.inject({
+      method: 'POST',
+      url: '/operations',
+      headers: { ...partner.headers({ twin: true }), 'content-type': 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"' },
+      payload: JSON.stringify({ 'atomic:operations': [1, 2].map((n) => ({ op: 'add', data: { type: 'events', attributes: { name: `batch ${n}`, category: 'activity', data: { n } } } })) }),
+    });
+    expect(batch.statusCode).toBe(200);
+    // A batch that fails leaves no delivery behind.
+    const failed = await service.inject({
+      method: 'POST',
+      url: '/operations',
+      headers: { ...partner.headers({ twin: true }), 'content-type': 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"' },
+      payload: JSON.stringify({ 'atomic:operations': [{ op: 'add', data: { type: 'events', attributes: { name: 'lost', category: 'activity', data: {} } } }, { op: 'remove', ref: { type: 'events', id: randomUUID() } }] }),
+    });
+    expect(failed.statusCode).toBe(404);
+    const twin = (await send('POST', '/my/twins/', { type: 'twins', attributes: { name: 'Hooked twin' } }, partner, false)).json().data;
+    const twinUpdated = (await send('PATCH', `/my/twins/${twin.id}`, { type: 'twins', id: twin.id, attributes: { description: 'Now described' } }, partner, false)).json().data;
+    await service.dataSource.query(`UPDATE twins SET public = true WHERE id = $1`, [partner.twinId]);
+    const quest = (await send('POST', '/quests/', { type: 'quests', attributes: { name: 'Hooked quest' } })).json().data;
+    expect((await send('PATCH', `/quests/${quest.id}/`, { type: 'quests', id: quest.id, attributes: { public: true } })).statusCode).toBe(200);
+    // Changing a public quest publishes nothing new.
+    expect((await send('PATCH', `/quests/${quest.id}/`, { type: 'quests', id: quest.id, attributes: { public: true, summary: 'Still public' } })).statusCode).toBe(200);
+    const embarked = await send('POST', `/quests/${quest.id}/embark/`, undefined, embarker);
+    expect(embarked.statusCode).toBe(201);
+
+    await until('the partner\'s 8 deliveries', () => (receiver.received.length >= 8 ? true : undefined));
+    await until('the embark delivery', () => (embarkReceiver.received.length >= 1 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const verify = (secret: string, deliveries: Received[]) =>
+      deliveries.map((delivery) => new Webhook(secret).verify(delivery.body, delivery.headers) as { type: string; timestamp: string; data: Record<string, unknown> });
+    // Deliveries to one receiver run concurrently (up to WEBHOOKS_PER_RECEIVER): their order is not the changes'.
+    const payloads = verify(webhook.attributes.secret, receiver.received);
+    const key = (payload: { type: string; data: Record<string, unknown> }) => `${payload.type} ${String(payload.data.id)} ${JSON.stringify(payload.data)}`;
+    const expected = [
+      { type: 'event.created', data: created },
+      { type: 'event.updated', data: updated },
+      { type: 'event.deleted', data: { type: 'events', id: created.id } },
+      ...batch.json()['atomic:results'].map((result: { data: Record<string, unknown> }) => ({ type: 'event.created', data: result.data })),
+      { type: 'twin.created', data: payloads.find((payload) => payload.type === 'twin.created')?.data ?? {} },
+      { type: 'twin.updated', data: twinUpdated },
+      { type: 'quest.published', data: payloads.find((payload) => payload.type === 'quest.published')?.data ?? {} },
+    ];
+    expect(payloads.map(key).sort()).toEqual(expected.map(key).sort());
+    expect(payloads.find((payload) => payload.type === 'twin.created')!.data).toEqual(expect.objectContaining({ type: 'twins', id: twin.id }));
+    expect(payloads.find((payload) => payload.type === 'quest.published')!.data).toEqual(
+      expect.objectContaining({ type: 'quests', id: quest.id, attributes: expect.objectContaining({ public: true }) }),
+    );
+    expect(new Set(receiver.received.map((delivery) => delivery.headers['webhook-id'])).size).toBe(receiver.received.length);
+    const [embark] = verify(embarkHook.attributes.secret, embarkReceiver.received);
+    expect(embarkReceiver.received).toHaveLength(1);
+    expect(embark).toEqual({ type: 'quest.embarked', timestamp: expect.any(String), data: embarked.json().data });
+  });
+});
