@@ -43,6 +43,8 @@ export class WebhookWorker {
     private readonly config: WebhooksConfig,
     private readonly notifications: DatabaseNotifications | null,
     private readonly logger = new Logger('Webhooks'),
+    /** Told each attempt's outcome (the metrics). */
+    private readonly observe: (outcome: 'delivered' | 'retry' | 'failed') => void = () => undefined,
   ) {
     this.sender = new WebhookSender({ timeoutMs: config.timeoutMs, allowPrivate: config.allowPrivate, connections: config.perReceiver });
     // Long enough that a live worker's attempt (bounded by the timeout) always ends inside its lease.
@@ -140,6 +142,7 @@ export class WebhookWorker {
     }
     const result = this.result(delivery, outcome);
     await this.repository.record(delivery, outcome, attempted, result);
+    this.observe(result.state === 'pending' ? 'retry' : result.state);
     if (result.state === 'pending') this.wakeAt(result.nextAttempt.getTime());
   }
 

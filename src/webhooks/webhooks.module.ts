@@ -3,6 +3,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DatabaseNotifications } from '../database/notifications.js';
 import { serviceKey } from '../database/service-keys.js';
 import { Sql } from '../database/sql.js';
+import { Metrics } from '../common/metrics/metrics.js';
 import { SecretBox } from './secret-box.js';
 import { WebhookWorker } from './webhook-worker.js';
 import { WebhooksController } from './webhooks.controller.js';
@@ -32,9 +33,22 @@ import { WebhooksService } from './webhooks.service.js';
     },
     {
       provide: WebhookWorker,
-      inject: [WebhooksRepository, SecretBox, APP_CONFIG, DatabaseNotifications],
-      useFactory: (repository: WebhooksRepository, secrets: SecretBox, config: AppConfig, notifications: DatabaseNotifications | null) =>
-        new WebhookWorker(repository, secrets, config.webhooks, notifications),
+      inject: [WebhooksRepository, SecretBox, APP_CONFIG, DatabaseNotifications, Metrics],
+      useFactory: (repository: WebhooksRepository, secrets: SecretBox, config: AppConfig, notifications: DatabaseNotifications | null, metrics: Metrics) => {
+        const attempts = metrics.counter({
+          name: 'webhook_delivery_attempts_total',
+          help: 'Webhook delivery attempts by this instance, by outcome: delivered (2xx), retry (to be tried again), failed (given up after the retry window).',
+          labelNames: ['outcome'],
+        });
+        metrics.gauge({
+          name: 'webhook_queue_depth',
+          help: 'Webhook deliveries waiting to be delivered (the outbox, all instances), read from the database at each scrape.',
+          async collect() {
+            this.set(await repository.pendingCount());
+          },
+        });
+        return new WebhookWorker(repository, secrets, config.webhooks, notifications, undefined, (outcome) => attempts.inc({ outcome }));
+      },
     },
   ],
   exports: [WebhookWorker],

@@ -107,6 +107,12 @@ export class WebhooksRepository {
     return affected > 0;
   }
 
+  /** Deliveries still to be made, of every organization (the queue-depth metric; the partial due index counts them). */
+  async pendingCount(): Promise<number> {
+    const [{ count }]: { count: number }[] = await this.sql.query(`SELECT count(*)::int AS count FROM webhook_deliveries WHERE state = 'pending'`);
+    return count;
+  }
+
   async countAttempts(webhookId: string): Promise<number> {
     const rows: { count: number }[] = await this.sql.query(`SELECT count(*)::int AS count FROM webhook_attempts WHERE webhook_id = $1`, [webhookId]);
     return rows[0].count;

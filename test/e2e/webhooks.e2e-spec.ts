@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { Metrics } from '../../src/common/metrics/metrics';
 import { document, expectError, JSON_API, MICROSECOND_TIMESTAMP, TestApp, type TestTenant } from '../support/test-app';
 
 /** A public address that needs no DNS (the URL checks resolve names; an IP literal is its own answer). */
@@ -427,5 +428,10 @@ describe('webhooks: every event type, from the real routes', () => {
     const [embark] = verify(embarkHook.attributes.secret, embarkReceiver.received);
     expect(embarkReceiver.received).toHaveLength(1);
     expect(embark).toEqual({ type: 'quest.embarked', timestamp: expect.any(String), data: embarked.json().data });
+
+    // What an operator sees: the attempts by outcome, and an empty queue.
+    const exposition = await service.app.get(Metrics).registry.metrics();
+    expect(exposition).toMatch(/^webhook_delivery_attempts_total\{outcome="delivered"\} 9$/m);
+    expect(exposition).toMatch(/^webhook_queue_depth 0$/m);
   });
 });
