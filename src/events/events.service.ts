@@ -129,6 +129,8 @@ export class EventsService {
 
   /** Hands a change to the bus once it committed (the bus delivers it itself, or lets PostgreSQL's NOTIFY do it). */
   private announce(op: EventChange['op'], tenant: TwinTenant, row: ChangedEvent, resource: ResourceObject): void {
+    // PostgreSQL announces it itself (the statement's NOTIFY): nothing to serialise for that bus.
+    if (this.bus.channel !== null) return;
     this.sql.afterCommit(() =>
       this.bus.committed({ position: row.position, op, twinId: tenant.twin.id, id: row.id, name: row.name, category: row.category, data: JSON.stringify(resource) }),
     );

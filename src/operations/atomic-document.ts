@@ -1,7 +1,7 @@
 import { ApiError, invalidDocument } from '../common/json-api/api-error.js';
 import { AggregateApiError } from '../common/json-api/error-mapper.js';
 import { isPlainObject, isUuid } from '../common/json-api/query.js';
-import { ResourceBodyPipe, type ResourceDocument, unstorableMember } from '../common/json-api/resource-body.js';
+import { ResourceBodyPipe, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { CreateEventAttributes, UpdateEventAttributes } from '../events/dto/event.dto.js';
 import { CreateTwinAttributes, UpdateTwinAttributes } from '../twins/dto/twin-attributes.dto.js';
 
@@ -82,9 +82,8 @@ export function readOperations(body: unknown): ReadOperation[] {
 }
 
 function readOperation(operation: unknown): Operation {
+  // What is stored (`data`) is checked for unstorable text by its route's pipe; `ref` must be a UUID.
   if (!isPlainObject(operation)) throw invalidDocument('An operation must be an object {op, data | ref}.', '');
-  const unstorable = unstorableMember(operation);
-  if (unstorable) throw invalidDocument(unstorable.detail, unstorable.pointer);
   const { op, ref, data } = operation;
   if (typeof op !== 'string' || !OPS.has(op)) throw invalidDocument('"op" must be "add", "update" or "remove".', '/op');
   if (operation.href !== undefined) throw invalidDocument('"href" is not supported: name the resource with "ref" or "data".', '/href');

@@ -50,19 +50,29 @@ const UNSTORABLE_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\
  * which would fail in the database instead of being refused. Returns the problem with its pointer.
  */
 export function unstorableMember(body: unknown): { pointer: string; detail: string } | undefined {
-  const stack: { value: unknown; depth: number; pointer: string }[] = [{ value: body, depth: 1, pointer: '' }];
+  // Pointers are built only for the member that fails: a batch of a thousand events has tens of
+  // thousands of members, and escaping each one's pointer on the way was most of this walk's cost.
+  const stack: { value: unknown; depth: number; parent: number; name: string }[] = [{ value: body, depth: 1, parent: -1, name: '' }];
+  const visited: { parent: number; name: string }[] = [];
+  const pointerOf = (index: number): string => {
+    const segments: string[] = [];
+    for (let at = index; at > 0; at = visited[at].parent) segments.push(escapePointer(visited[at].name));
+    return segments.length === 0 ? '' : `/${segments.reverse().join('/')}`;
+  };
   while (stack.length > 0) {
-    const { value, depth, pointer } = stack.pop()!;
+    const { value, depth, parent, name } = stack.pop()!;
+    const index = visited.push({ parent, name }) - 1;
     if (typeof value === 'string') {
-      if (UNSTORABLE_TEXT.test(value)) return { pointer, detail: 'Text must not contain U+0000 (NUL) or unpaired UTF-16 surrogates.' };
+      if (UNSTORABLE_TEXT.test(value)) return { pointer: pointerOf(index), detail: 'Text must not contain U+0000 (NUL) or unpaired UTF-16 surrogates.' };
       continue;
     }
     if (typeof value !== 'object' || value === null) continue;
-    if (depth > MAX_DOCUMENT_DEPTH) return { pointer, detail: `The document is nested more than ${MAX_DOCUMENT_DEPTH} levels deep.` };
-    for (const [name, child] of Object.entries(value)) {
-      const childPointer = `${pointer}/${escapePointer(name)}`;
-      if (UNSTORABLE_TEXT.test(name)) return { pointer: childPointer, detail: 'Member names must not contain U+0000 (NUL) or unpaired UTF-16 surrogates.' };
-      stack.push({ value: child, depth: depth + 1, pointer: childPointer });
+    if (depth > MAX_DOCUMENT_DEPTH) return { pointer: pointerOf(index), detail: `The document is nested more than ${MAX_DOCUMENT_DEPTH} levels deep.` };
+    for (const [childName, child] of Object.entries(value)) {
+      if (UNSTORABLE_TEXT.test(childName)) {
+        return { pointer: `${pointerOf(index)}/${escapePointer(childName)}`, detail: 'Member names must not contain U+0000 (NUL) or unpaired UTF-16 surrogates.' };
+      }
+      stack.push({ value: child, depth: depth + 1, parent: index, name: childName });
     }
   }
   return undefined;
