@@ -40,7 +40,7 @@ const PAGE = { defaultSize: 50, maxSize: 100 };
 const GEO_PAGE = { defaultSize: 1000, maxSize: 10000 };
 const MAX_EVENT_DATA_BYTES = 64 * 1024;
 const NOTIFY_CHANNEL = 'twin_events';
-const NOTIFY_PAYLOAD_MAX = 7900;
+const NOTIFY_PAYLOAD_MAX = 7600;
 
 // ---------------------------------------------------------------------------------------------------
 // SQL building blocks
@@ -96,10 +96,16 @@ const TWIN_DETAIL_JSON = `json_build_object('type', 'twins', 'id', t.id, 'attrib
 const EVENT_JSON = `json_build_object('type', 'events', 'id', e.id, 'attributes', json_build_object(
     'name', e.name, 'category', e.category, 'data', e.data, 'timestamp', ${ts('e."timestamp"')}, 'occurred', ${ts('e.occurred')}))`;
 
-/** pg_notify of a written event `e` (select list part), as the service's event stream expects it. */
-const NOTIFY = (op) => `pg_notify('${NOTIFY_CHANNEL}', CASE WHEN octet_length(n.payload) <= ${NOTIFY_PAYLOAD_MAX} THEN n.payload
-    ELSE json_build_object('op', '${op}', 'twin', e.twin_id, 'id', e.id)::text END)`;
-const NOTIFY_FROM = (op) => `LATERAL (SELECT json_build_object('op', '${op}', 'twin', e.twin_id, 'id', e.id, 'resource', ${EVENT_JSON})::text AS payload) n`;
+/**
+ * The change row of a written event `e` (a CTE `c`: the change log the service's event stream resumes from
+ * and its webhooks are delivered from, positions drawn by the table's trigger) and its pg_notify (select
+ * list part), in the payload the service's event stream expects.
+ */
+const CHANGE = (kind) => `c AS (INSERT INTO changes (organization_id, twin_id, kind, subject_id, name, category, resource)
+      SELECT e.organization_id, e.twin_id, '${kind}', e.id, e.name, e.category, ${EVENT_JSON}::text FROM e
+      RETURNING position, kind, twin_id, subject_id, name, category, resource)`;
+const NOTIFY = `pg_notify('${NOTIFY_CHANNEL}', json_build_object('position', c.position::text, 'kind', c.kind, 'twin_id', c.twin_id, 'subject_id', c.subject_id,
+    'name', c.name, 'category', c.category, 'resource', CASE WHEN octet_length(c.resource) <= ${NOTIFY_PAYLOAD_MAX} THEN c.resource END)::text)`;
 
 /**
  * The full form of a quest `q` whose twin is `t` and whose original's twin is `ot` (may be NULL);
@@ -209,9 +215,10 @@ SELECT a.org, a.twin, c.count, CASE WHEN a.org IS NOT NULL THEN ${body} END AS b
 const SQL_EVENT_INSERT = `WITH ${AUTH},
 e AS (INSERT INTO events (id, organization_id, twin_id, name, category, data)
       SELECT $4::uuid, a.org, a.twin, $5::varchar, $6::varchar, $7::jsonb FROM a WHERE a.twin IS NOT NULL
-      RETURNING *)
+      RETURNING *),
+${CHANGE('event.created')}
 SELECT a.org, a.twin, w.body
-  FROM a LEFT JOIN LATERAL (SELECT ${EVENT_JSON}::text AS body, ${NOTIFY('created')} FROM e, ${NOTIFY_FROM('created')}) w ON true`;
+  FROM a LEFT JOIN LATERAL (SELECT c.resource AS body, ${NOTIFY} FROM c) w ON true`;
 
 /** The merged data of a PATCH of row `e`: keys set, keys the patch ($7) sets to null removed. */
 const MERGED_DATA = `(e.data || $7::jsonb) - ARRAY(SELECT key FROM jsonb_each($7::jsonb) WHERE value = 'null'::jsonb)`;
@@ -226,19 +233,21 @@ const SQL_EVENT_UPDATE = `WITH ${AUTH},
 e AS (UPDATE events e SET name = coalesce($5::varchar, e.name), category = coalesce($6::varchar, e.category), data = ${MERGED_DATA}, modified = now()
         FROM a WHERE e.id = $4::uuid AND e.twin_id = a.twin AND e.organization_id = a.org
          AND octet_length((${MERGED_DATA})::text) <= ${MAX_EVENT_DATA_BYTES}
-      RETURNING e.*)
+      RETURNING e.*),
+${CHANGE('event.updated')}
 SELECT a.org, a.twin, w.body,
        CASE WHEN w.body IS NOT NULL THEN 1
             ELSE (SELECT count(*) FROM events v WHERE v.id = $4::uuid AND v.twin_id = a.twin AND v.organization_id = a.org) END::int AS found
-  FROM a LEFT JOIN LATERAL (SELECT ${EVENT_JSON}::text AS body, ${NOTIFY('updated')} FROM e, ${NOTIFY_FROM('updated')}) w ON true`;
+  FROM a LEFT JOIN LATERAL (SELECT c.resource AS body, ${NOTIFY} FROM c) w ON true`;
 
 /** The exact path of a big merge, in a transaction: update, measure the compact JSON in Node, commit or roll back. */
 const SQL_EVENT_UPDATE_EXACT = `WITH ${AUTH},
 e AS (UPDATE events e SET name = coalesce($5::varchar, e.name), category = coalesce($6::varchar, e.category),
              data = ${MERGED_DATA}, modified = now()
         FROM a WHERE e.id = $4::uuid AND e.twin_id = a.twin AND e.organization_id = a.org
-      RETURNING e.*)
-SELECT w.body, w.data FROM (SELECT ${EVENT_JSON}::text AS body, e.data::text AS data, ${NOTIFY('updated')} FROM e, ${NOTIFY_FROM('updated')}) w`;
+      RETURNING e.*),
+${CHANGE('event.updated')}
+SELECT w.body, w.data FROM (SELECT c.resource AS body, e.data::text AS data, ${NOTIFY} FROM e JOIN c ON c.subject_id = e.id) w`;
 
 /** GET /events/ — $4 name, $5 category, $6 since, $7 until (each NULL when absent), $8 size, $9 offset. */
 const TIMELINE_WHERE = `e.twin_id = $3::uuid AND e.organization_id = $2::uuid

@@ -12,8 +12,9 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   JSON spliced in untouched), so every retry signs and sends the same bytes.
  * - `pg_notify('webhook_deliveries')` wakes the workers of every instance when the transaction commits
  *   (and not at all when it rolls back); workers poll too, so a missed notification only delays.
- * - `webhook_deliveries_due_idx` holds only pending rows, ordered by due time: the claim reads the
- *   earliest few, and delivered or failed rows cost it nothing.
+ * - `webhook_deliveries_due_idx (webhook_id, next_attempt)` holds only pending rows: the claim reads the
+ *   earliest few of each enabled webhook (so a backlog of one receiver cannot hide another's rows), and
+ *   delivered or failed rows cost it nothing.
  */
 export class Webhooks1763870000000 implements MigrationInterface {
   name = 'Webhooks1763870000000';
@@ -46,7 +47,7 @@ export class Webhooks1763870000000 implements MigrationInterface {
         created      timestamptz(6) NOT NULL DEFAULT now()
       )`);
     await db.query(`CREATE INDEX webhook_deliveries_webhook_idx ON webhook_deliveries (webhook_id)`);
-    await db.query(`CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (next_attempt) WHERE state = 'pending'`);
+    await db.query(`CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (webhook_id, next_attempt) WHERE state = 'pending'`);
     await db.query(`
       CREATE TABLE webhook_attempts (
         id          uuid PRIMARY KEY DEFAULT gen_random_uuid(),

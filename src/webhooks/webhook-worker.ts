@@ -10,8 +10,6 @@ import type { AttemptResult, ClaimedDelivery, WebhooksRepository } from './webho
 /** The NOTIFY channel of the outbox trigger (migration Webhooks). */
 export const DELIVERIES_CHANNEL = 'webhook_deliveries';
 
-/** Rows looked at per claim, per free slot: enough to find other receivers' rows behind a busy receiver's. */
-const SCAN_FACTOR = 4;
 
 /**
  * Delivers the outbox (docs/WEBHOOKS.md). Runs on every instance; instances share the rows through the
@@ -107,7 +105,6 @@ export class WebhookWorker {
         perReceiver: this.config.perReceiver,
         inFlight: this.perWebhook,
         leaseMs: this.leaseMs,
-        scan: free * SCAN_FACTOR,
       });
       if (!this.running) {
         await this.repository.release(claimed);

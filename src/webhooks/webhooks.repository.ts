@@ -127,40 +127,41 @@ export class WebhooksRepository {
   }
 
   /**
-   * Claims up to `limit` due deliveries of enabled webhooks for one worker: at most `perReceiver` per
-   * webhook, less what the worker already has in flight to it (`inFlight`), so one slow receiver cannot
-   * take every slot. Rows other workers hold are skipped (`SKIP LOCKED`), not waited for. A claimed row
-   * is made due again at the end of its lease (`leaseMs`) and its attempt counted, in the same
-   * statement: a worker that dies mid-attempt leaves a row another worker takes once the lease is over.
-   * The earliest `scan` due rows are considered; later ones wait for the next claim.
+   * Claims up to `limit` due deliveries of enabled webhooks for one worker: the earliest of each webhook,
+   * at most `perReceiver` per webhook less what the worker already has in flight to it (`inFlight`), so
+   * one slow receiver cannot take every slot, and its backlog cannot hide the rows of others (each
+   * webhook's due rows are read from its own range of webhook_deliveries_due_idx). Rows other workers
+   * hold are skipped (`SKIP LOCKED`), not waited for. A claimed row is made due again at the end of its
+   * lease (`leaseMs`) and its attempt counted, in the same statement: a worker that dies mid-attempt
+   * leaves a row another worker takes once the lease is over.
    */
-  async claim(options: { limit: number; perReceiver: number; inFlight: Map<string, number>; leaseMs: number; scan: number }): Promise<ClaimedDelivery[]> {
+  async claim(options: { limit: number; perReceiver: number; inFlight: Map<string, number>; leaseMs: number }): Promise<ClaimedDelivery[]> {
     const [rows]: [ClaimedDelivery[], number] = await this.sql.query(
       `WITH due AS (
-         SELECT d.id, d.next_attempt,
-                row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt) + coalesce(busy.in_flight, 0) AS slot
-           FROM (SELECT d.id, d.webhook_id, d.next_attempt
-                   FROM webhook_deliveries d
-                   JOIN webhooks w ON w.id = d.webhook_id AND w.enabled
-                  WHERE d.state = 'pending' AND d.next_attempt <= now()
-                  ORDER BY d.next_attempt
-                  LIMIT $5) d
-           LEFT JOIN unnest($3::uuid[], $4::int[]) AS busy (webhook_id, in_flight) ON busy.webhook_id = d.webhook_id
+         SELECT d.id, d.next_attempt
+           FROM webhooks w
+           LEFT JOIN unnest($3::uuid[], $4::int[]) AS busy (webhook_id, in_flight) ON busy.webhook_id = w.id
+           CROSS JOIN LATERAL (
+             SELECT d.id, d.next_attempt FROM webhook_deliveries d
+              WHERE d.webhook_id = w.id AND d.state = 'pending' AND d.next_attempt <= now()
+              ORDER BY d.next_attempt
+              LIMIT greatest($2 - coalesce(busy.in_flight, 0), 0)) d
+          WHERE w.enabled
        ), picked AS (
          SELECT d.id
            FROM webhook_deliveries d
-           JOIN due ON due.id = d.id AND due.slot <= $2
+           JOIN due ON due.id = d.id
           WHERE d.state = 'pending' AND d.next_attempt <= now()
           ORDER BY due.next_attempt
           LIMIT $1
             FOR UPDATE OF d SKIP LOCKED
        )
        UPDATE webhook_deliveries d
-          SET next_attempt = clock_timestamp() + $6 * interval '1 millisecond', attempts = d.attempts + 1
+          SET next_attempt = clock_timestamp() + $5 * interval '1 millisecond', attempts = d.attempts + 1
          FROM picked, webhooks w
         WHERE d.id = picked.id AND w.id = d.webhook_id
         RETURNING d.id, d.webhook_id, d.kind, d.body, d.attempts, (extract(epoch FROM d.created) * 1000)::float8 AS queued_ms, w.url, w.secret_sealed`,
-      [options.limit, options.perReceiver, [...options.inFlight.keys()], [...options.inFlight.values()], options.scan, options.leaseMs],
+      [options.limit, options.perReceiver, [...options.inFlight.keys()], [...options.inFlight.values()], options.leaseMs],
     );
     return rows;
   }

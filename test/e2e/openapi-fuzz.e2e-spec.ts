@@ -270,7 +270,7 @@ interface Owned {
   actor?: string;
 }
 
-type IdKind = 'twins' | 'organizations' | 'images' | 'quests' | 'accounts' | 'tokens' | 'events' | 'tasks';
+type IdKind = 'twins' | 'organizations' | 'images' | 'quests' | 'accounts' | 'tokens' | 'events' | 'tasks' | 'webhooks';
 
 /** Which kind of id a member, parameter or JSON:API type name stands for. */
 function idKind(hint: string): IdKind | undefined {
@@ -283,6 +283,7 @@ function idKind(hint: string): IdKind | undefined {
   if (/token/.test(name)) return 'tokens';
   if (/event/.test(name)) return 'events';
   if (/task/.test(name)) return 'tasks';
+  if (/webhook/.test(name)) return 'webhooks';
   return undefined;
 }
 
@@ -929,6 +930,15 @@ describe('fuzzing every operation of the OpenAPI document', () => {
   });
 
   it('answers every generated request without a 5xx, with JSON:API errors, and keeps free-form JSON as sent', async () => {
+    // A webhook of the world's organization (an address that needs no DNS: the URL check resolves names).
+    const hook = await service.inject({
+      method: 'POST',
+      url: '/webhooks/',
+      headers: { ...world.tenant.headers(), 'content-type': 'application/vnd.api+json' },
+      payload: JSON.stringify({ data: { type: 'webhooks', attributes: { url: 'https://93.184.215.14/hooks', events: ['event.created'] } } }),
+    });
+    if (hook.statusCode !== 201) throw new Error(`openapi-fuzz: POST /webhooks/: ${hook.statusCode} ${hook.body}`);
+    const webhookId: string = hook.json().data.id;
     const ids: Record<IdKind, string[]> = {
       twins: [world.twinId, world.siblingTwinId, world.publicTwinId],
       organizations: [world.organizationId],
@@ -938,6 +948,7 @@ describe('fuzzing every operation of the OpenAPI document', () => {
       tokens: [world.secondTokenId],
       events: world.eventIds,
       tasks: [world.privateTaskId],
+      webhooks: [webhookId],
     };
     const gen = new Generators(doc, ids);
 
@@ -956,6 +967,7 @@ describe('fuzzing every operation of the OpenAPI document', () => {
       tokens: [{ id: world.secondTokenId }],
       events: world.eventIds.map((id) => ({ id, actor: world.twinId })),
       tasks: [{ id: world.privateTaskId, actor: world.twinId }],
+      webhooks: [{ id: webhookId }],
     };
     const poolFor = (op: Operation, parameter: string): Owned[] => {
       const first = op.path.split('/').filter((s) => s && s !== 'my')[0];

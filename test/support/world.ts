@@ -185,6 +185,8 @@ const SCOPES: Record<string, (world: string) => string> = {
   accounts: (o) => `id IN (SELECT account_id FROM memberships WHERE organization_id = ${o})`,
   access_tokens: (o) => `account_id IN (SELECT account_id FROM memberships WHERE organization_id = ${o})`,
   quest_tasks: (o) => `quest_id IN (SELECT id FROM quests WHERE organization_id = ${o})`,
+  webhook_deliveries: (o) => `webhook_id IN (SELECT id FROM webhooks WHERE organization_id = ${o})`,
+  webhook_attempts: (o) => `webhook_id IN (SELECT id FROM webhooks WHERE organization_id = ${o})`,
   revenue_entries: (o) => `quest_id IN (SELECT id FROM quests WHERE organization_id = ${o}) OR twin_id IN (SELECT id FROM twins WHERE organization_id = ${o})`,
 };
 
