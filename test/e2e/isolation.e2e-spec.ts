@@ -28,6 +28,7 @@ const PARAMS: Record<string, (route: RouteInfo, victim: World) => string[]> = {
     // PATCH /my/twins/: another organization's twin is a 404 even when it is public.
     if (route.path.startsWith('/my/twins/')) return [v.twinId, v.siblingTwinId, v.publicTwinId];
     if (route.path.startsWith('/twins/')) return [v.twinId, v.siblingTwinId];
+    if (route.path.startsWith('/webhooks/')) return [v.webhookId];
     throw new Error(`no isolation rule for :id on ${route.method} ${route.path}`);
   },
   // A vector tile is a listing of a place: the zoom-14 tile of both worlds' twins (13.4, 52.5), where the
@@ -69,6 +70,22 @@ const BODIES: Record<string, ((victim: World, pathId: string | undefined) => Bod
   'POST /quests': (v) => json({ type: 'quests', attributes: { name: 'intruder quest', 'summary-image': v.privateImageId } }, true),
   'PATCH /quests/:questId': (v, id) => json({ type: 'quests', id, attributes: { name: 'hijacked', public: true, price: 0, 'summary-image': v.privateImageId } }, true),
   'POST /quests/:questId/embark': null,
+  'POST /webhooks': () => json({ type: 'webhooks', attributes: { url: 'https://93.184.215.14/intruder', events: ['event.created'] } }, false),
+  'PATCH /webhooks/:id': (_v, id) => json({ type: 'webhooks', id, attributes: { url: 'https://93.184.215.14/intruder', enabled: true } }, true),
+  'DELETE /webhooks/:id': null,
+  'POST /webhooks/:id/rotate-secret': null,
+  // A batch naming the victim's events and twin: refused whole, in the attacker's context too.
+  'POST /operations': (v) => ({
+    contentType: 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"',
+    payload: JSON.stringify({
+      'atomic:operations': [
+        { op: 'update', data: { type: 'events', id: v.eventIds[0], attributes: { name: 'hijacked' } } },
+        { op: 'remove', ref: { type: 'events', id: v.eventIds[1] } },
+        { op: 'update', data: { type: 'twins', id: v.twinId, attributes: { name: 'hijacked' } } },
+      ],
+    }),
+    namesVictim: true,
+  }),
   'POST /quests/:questId/tasks': (v) =>
     json({ type: 'tasks', attributes: { name: 'intruder task' }, relationships: { place: { data: { type: 'twins', id: v.siblingTwinId } } } }, true),
 };

@@ -35,6 +35,8 @@ export interface World {
   /** The sibling's copy of the public quest (private). */
   copyQuestId: string;
   eventIds: string[];
+  /** A webhook of the organization (its secret, description and deliveries are the organization's alone). */
+  webhookId: string;
   /** Ids other organizations must never see. */
   privateIds: string[];
   /** Names other organizations must never see. */
@@ -151,6 +153,12 @@ export async function buildWorld(service: TestApp, label: string): Promise<World
     );
     eventIds.push(event.id);
   }
+  // An address that needs no DNS (the URL check resolves names).
+  const webhook = await expectStatus(
+    inject({ method: 'POST', url: '/webhooks/', headers: orgHeaders, payload: document({ type: 'webhooks', attributes: { url: 'https://93.184.215.14/hooks', events: ['event.created'], description: name('webhook') } }) }),
+    201,
+    'create webhook',
+  );
 
   return {
     label,
@@ -171,8 +179,9 @@ export async function buildWorld(service: TestApp, label: string): Promise<World
     publicImageId: publicImage.id,
     copyQuestId: copy.id,
     eventIds,
+    webhookId: webhook.id,
     // The organization id is not private: the public twin's resource names it.
-    privateIds: [account.id, token.id, second.id, twin.id, sibling.id, privateQuest.id, privateTask.id, privateImage.id, copy.id, ...eventIds],
+    privateIds: [account.id, token.id, second.id, twin.id, sibling.id, privateQuest.id, privateTask.id, privateImage.id, copy.id, ...eventIds, webhook.id],
     // Every private name contains the marker; public names use only the label.
     privateNames: names,
     publicIds: [organization.id, publicTwin.id, publicQuest.id, publicImage.id],
