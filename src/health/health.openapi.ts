@@ -1,5 +1,17 @@
 /** The OpenAPI description of `GET /health`: a bare JSON object, not a JSON:API document. */
+import type { SchemaObject } from '@nestjs/swagger';
 import { component, ERROR_DOCUMENT } from '../common/openapi/schemas.js';
+
+/** Whether the database answers, and which one it is: part of both health documents. */
+const DATABASE_STATUS: SchemaObject = {
+  type: 'object',
+  required: ['status', 'kind'],
+  properties: {
+    status: { type: 'string', enum: ['up', 'down'] },
+    kind: { type: 'string', enum: ['postgres', 'embedded'], description: '`embedded`: the embedded PGlite database (no DATABASE_URL).' },
+  },
+  additionalProperties: false,
+};
 
 const HEALTH_STATUS = component('HealthStatus', {
   type: 'object',
@@ -7,15 +19,7 @@ const HEALTH_STATUS = component('HealthStatus', {
   required: ['status', 'database'],
   properties: {
     status: { type: 'string', enum: ['ok', 'unavailable'] },
-    database: {
-      type: 'object',
-      required: ['status', 'kind'],
-      properties: {
-        status: { type: 'string', enum: ['up', 'down'] },
-        kind: { type: 'string', enum: ['postgres', 'embedded'], description: '`embedded`: the embedded PGlite database (no DATABASE_URL).' },
-      },
-      additionalProperties: false,
-    },
+    database: DATABASE_STATUS,
   },
   additionalProperties: false,
 });
@@ -51,15 +55,7 @@ const READINESS = component('Readiness', {
   required: ['status', 'database', 'migrations'],
   properties: {
     status: { type: 'string', enum: ['ok', 'unavailable'] },
-    database: {
-      type: 'object',
-      required: ['status', 'kind'],
-      properties: {
-        status: { type: 'string', enum: ['up', 'down'] },
-        kind: { type: 'string', enum: ['postgres', 'embedded'], description: '`embedded`: the embedded PGlite database (no DATABASE_URL).' },
-      },
-      additionalProperties: false,
-    },
+    database: DATABASE_STATUS,
     migrations: {
       type: 'object',
       required: ['status'],
