@@ -93,6 +93,8 @@ export interface WebhooksConfig {
   perReceiver: number;
   /** How often a worker looks for due deliveries when nothing woke it. */
   pollMs: number;
+  /** Delivered and failed deliveries, and the attempts log, are kept this long (`GET /webhooks/<id>/deliveries/`). */
+  logRetentionDays: number;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -224,6 +226,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       concurrency: read.integer('WEBHOOKS_CONCURRENCY', 64, 1, 10_000),
       perReceiver: read.integer('WEBHOOKS_PER_RECEIVER', 8, 1, 10_000),
       pollMs: read.integer('WEBHOOKS_POLL_MS', 1_000, 10, 3_600_000),
+      logRetentionDays: read.integer('WEBHOOKS_LOG_RETENTION_DAYS', 30, 1, 3650),
     },
   };
   if (config.eventBus === 'postgres' && !config.databaseUrl) {

@@ -10,6 +10,9 @@ import type { AttemptResult, ClaimedDelivery, WebhooksRepository } from './webho
 /** The NOTIFY channel of the outbox trigger (migration Webhooks). */
 export const DELIVERIES_CHANNEL = 'webhook_deliveries';
 
+/** How often each worker deletes finished deliveries and attempts past WEBHOOKS_LOG_RETENTION_DAYS. */
+const PRUNE_INTERVAL_MS = 10 * 60 * 1000;
+
 
 /**
  * Delivers the outbox (docs/WEBHOOKS.md). Runs on every instance; instances share the rows through the
@@ -30,6 +33,8 @@ export class WebhookWorker {
   private claiming: Promise<void> | undefined;
   private wakeAgain = false;
   private pollTimer: NodeJS.Timeout | undefined;
+  private pruneTimer: NodeJS.Timeout | undefined;
+  private pruning: Promise<unknown> | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private retryAt = Infinity;
   private readonly sender: WebhookSender;
@@ -59,6 +64,13 @@ export class WebhookWorker {
     }
     this.pollTimer = setInterval(this.wake, this.config.pollMs);
     this.pollTimer.unref();
+    this.pruneTimer = setInterval(() => {
+      this.pruning ??= this.repository
+        .pruneFinished(this.config.logRetentionDays)
+        .catch((error: Error) => this.logger.warn(`pruning finished webhook deliveries failed: ${error.message}`))
+        .finally(() => (this.pruning = undefined));
+    }, PRUNE_INTERVAL_MS);
+    this.pruneTimer.unref();
     this.wake();
   }
 
@@ -67,7 +79,9 @@ export class WebhookWorker {
     if (!this.running) return;
     this.running = false;
     clearInterval(this.pollTimer);
+    clearInterval(this.pruneTimer);
     clearTimeout(this.retryTimer);
+    await this.pruning;
     this.stopping.abort();
     await this.claiming?.catch(() => undefined);
     await Promise.allSettled([...this.inFlight.values()]);

@@ -107,6 +107,27 @@ export class WebhooksRepository {
     return affected > 0;
   }
 
+  /**
+   * Deletes delivered and failed deliveries, and attempts, older than the retention, a bounded batch per
+   * statement (the outbox and the log would otherwise grow for ever); pending deliveries are never
+   * touched. The number of rows deleted.
+   */
+  async pruneFinished(retentionDays: number, batch = 5000): Promise<number> {
+    let total = 0;
+    for (const table of ['webhook_deliveries', 'webhook_attempts'] as const) {
+      const finished = table === 'webhook_deliveries' ? `state <> 'pending' AND created` : 'attempted';
+      for (;;) {
+        const [, deleted]: [unknown, number] = await this.sql.query(
+          `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE ${finished} < now() - make_interval(days => $1) LIMIT $2)`,
+          [retentionDays, batch],
+        );
+        total += deleted;
+        if (deleted < batch) break;
+      }
+    }
+    return total;
+  }
+
   /** Deliveries still to be made, of every organization (the queue-depth metric; the partial due index counts them). */
   async pendingCount(): Promise<number> {
     const [{ count }]: { count: number }[] = await this.sql.query(`SELECT count(*)::int AS count FROM webhook_deliveries WHERE state = 'pending'`);

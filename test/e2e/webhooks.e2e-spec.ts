@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { Metrics } from '../../src/common/metrics/metrics';
+import { WebhooksRepository } from '../../src/webhooks/webhooks.repository';
 import { document, expectError, JSON_API, MICROSECOND_TIMESTAMP, TestApp, type TestTenant } from '../support/test-app';
 
 /** A public address that needs no DNS (the URL checks resolve names; an IP literal is its own answer). */
@@ -342,6 +343,31 @@ describe('webhooks: delivering', () => {
     await until('the slow receiver got all three', () => slow.received.length >= 3 || undefined);
     expect(fastDone).toBeLessThan(TIMEOUT_MS - 300);
     expect(slow.received.length).toBe(3);
+  });
+
+  it('finished deliveries and attempts past the retention are pruned; pending ones and recent ones stay', async () => {
+    const hook = await createWebhook(service, tenant, { url: 'http://127.0.0.1:9/never', events: ['event.created'] });
+    await service.dataSource.query(`UPDATE webhooks SET enabled = false WHERE id = $1`, [hook.id]);
+    // Four deliveries of the (disabled, so never attempted) webhook, as the outbox trigger writes them.
+    const rows: { id: string }[] = await service.dataSource.query(
+      `INSERT INTO webhook_deliveries (webhook_id, position, kind, body, created)
+       SELECT $1, n, 'event.created', '{}', now() + n * interval '1 microsecond' FROM generate_series(1, 4) n RETURNING id`,
+      [hook.id],
+    );
+    const [oldDelivered, oldFailed, oldPending, recentDelivered] = rows.map((row) => row.id);
+    await service.dataSource.query(`UPDATE webhook_deliveries SET state = 'delivered', created = now() - interval '40 days' WHERE id = $1`, [oldDelivered]);
+    await service.dataSource.query(`UPDATE webhook_deliveries SET state = 'failed', created = now() - interval '40 days' WHERE id = $1`, [oldFailed]);
+    await service.dataSource.query(`UPDATE webhook_deliveries SET created = now() - interval '40 days' WHERE id = $1`, [oldPending]);
+    await service.dataSource.query(`UPDATE webhook_deliveries SET state = 'delivered' WHERE id = $1`, [recentDelivered]);
+    await service.dataSource.query(
+      `INSERT INTO webhook_attempts (webhook_id, delivery_id, kind, attempt, status_code, duration_ms, attempted)
+       VALUES ($1, $2, 'event.created', 1, 500, 3, now() - interval '40 days'), ($1, $3, 'event.created', 1, 200, 3, now())`,
+      [hook.id, oldDelivered, recentDelivered],
+    );
+    expect(await service.app.get(WebhooksRepository).pruneFinished(30)).toBeGreaterThanOrEqual(3);
+    const left: { id: string }[] = await service.dataSource.query(`SELECT id FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY id`, [hook.id]);
+    expect(left.map((row) => row.id).sort()).toEqual([oldPending, recentDelivered].sort());
+    expect((await attempts(service, tenant, hook.id)).map((attempt) => attempt.attributes['status-code'])).toEqual([200]);
   });
 
   it('a backlog of one receiver (far more due rows than slots) does not hide another receiver\'s rows', async () => {
