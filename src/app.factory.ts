@@ -15,6 +15,7 @@ import { Database } from './database/database.js';
 import { EventStreams } from './events/event-streams.js';
 import { IMAGE_CONTENT_TYPES } from './images/image-format.js';
 import { RouteTable } from './common/http/route-table.js';
+import { RateLimiter } from './common/auth/rate-limiter.js';
 import { registerCompression } from './common/http/compression.js';
 import { endEventStreamsOnClose } from './common/http/sse.js';
 import { answerClientError, answerUnknownExpectations, drainUnreadBody } from './common/http/wire-errors.js';
@@ -109,6 +110,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   });
   configureBodyParsers(fastify, config);
   await registerCompression(fastify);
+  await app.get(RateLimiter).register(fastify);
   // Callback-style hooks: they run on every request, and an async hook costs a promise and a microtask
   // turn each even when it has nothing to wait for.
   fastify.addHook('onRequest', (request, reply, done) => {
@@ -143,7 +145,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     app.enableCors({
       origin: config.corsOrigins.includes('*') ? true : config.corsOrigins,
       allowedHeaders: ['Authorization', 'Content-Type', 'X-Organization', 'X-Twin', 'Idempotency-Key', 'Last-Event-ID', 'If-None-Match', 'If-Match'],
-      exposedHeaders: ['Location', 'Retry-After', 'ETag', 'X-Request-Id'],
+      exposedHeaders: ['Location', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'ETag', 'X-Request-Id'],
       methods: ['GET', 'POST', 'PATCH', 'DELETE'],
     });
   }

@@ -364,16 +364,50 @@ describe('foundation: tenancy, admin API and the JSON:API wire', () => {
   });
 
   describe('rate limits', () => {
-    it('429 with Retry-After once the token’s budget is spent', async () => {
+    it('RateLimit and RateLimit-Policy on counted answers; 429 errors document with Retry-After once the token’s budget is spent', async () => {
       const limited = await TestApp.start({ RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_MS: '60000' });
       try {
         const who = await limited.tenant();
-        for (let i = 0; i < 2; i++) expect((await limited.inject({ method: 'GET', url: '/organizations/', headers: who.headers() })).statusCode).toBe(200);
+        const first = await limited.inject({ method: 'GET', url: '/organizations/', headers: who.headers() });
+        expect(first.statusCode).toBe(200);
+        expect(first.headers['ratelimit-policy']).toBe('"token";q=2;w=60');
+        expect(first.headers.ratelimit).toBe('"token";r=1;t=60');
+        const second = await limited.inject({ method: 'GET', url: '/organizations/', headers: who.headers() });
+        expect(second.statusCode).toBe(200);
+        expect(second.headers.ratelimit).toMatch(/^"token";r=0;t=(59|60)$/);
         const response = await limited.inject({ method: 'GET', url: '/organizations/', headers: who.headers() });
         expectError(response, 429);
-        expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+        const retryAfter = Number(response.headers['retry-after']);
+        expect([59, 60]).toContain(retryAfter);
+        expect(response.json()).toEqual({
+          errors: [{ status: '429', code: 'rate_limited', title: 'Too many requests', detail: `Rate limit exceeded; retry in ${retryAfter} s.` }],
+        });
+        expect(response.headers['ratelimit-policy']).toBe('"token";q=2;w=60');
+        expect(response.headers.ratelimit).toBe(`"token";r=0;t=${retryAfter}`);
+        // Another token has its own budget; public routes and the admin API are not counted.
+        const other = await limited.tenant();
+        expect((await limited.inject({ method: 'GET', url: '/organizations/', headers: other.headers() })).headers.ratelimit).toBe('"token";r=1;t=60');
+        const health = await limited.inject({ method: 'GET', url: '/health' });
+        expect(health.statusCode).toBe(200);
+        expect(health.headers.ratelimit).toBeUndefined();
+        expect(health.headers['ratelimit-policy']).toBeUndefined();
+        for (let i = 0; i < 3; i++) {
+          const created = await limited.inject({ method: 'POST', url: '/admin/organizations/', headers: admin, payload: document({ type: 'organizations', attributes: { name: `Limited ${i}` } }) });
+          expect(created.statusCode).toBe(201);
+          expect(created.headers.ratelimit).toBeUndefined();
+        }
       } finally {
         await limited.close();
+      }
+    });
+
+    it('RATE_LIMIT_MAX=0: nothing counted, no RateLimit fields', async () => {
+      expect(service.config.rateLimitMax).toBe(0);
+      for (let i = 0; i < 3; i++) {
+        const response = await service.inject({ method: 'GET', url: '/organizations/', headers: tenant.headers() });
+        expect(response.statusCode).toBe(200);
+        expect(response.headers.ratelimit).toBeUndefined();
+        expect(response.headers['ratelimit-policy']).toBeUndefined();
       }
     });
   });

@@ -12,10 +12,13 @@ import { FaultStack } from './support/stack';
  * answered, so nothing fails fast: before the command budget every authenticated request waited for
  * ioredis's timeouts (about 8 s per request). Now each Redis command has REDIS_COMMAND_TIMEOUT_MS
  * (50 ms); after one failure Redis is treated as down for REDIS_RETRY_AFTER_MS (1 s here) and requests
- * are counted per instance without waiting on it; a background PING brings the shared count back.
+ * are counted per instance without waiting on it (FailoverStore: the rate-limit plugin's in-memory
+ * store); a background PING brings the shared count back.
  *
  * - no request fails or times out, none takes longer than 1 s, throughput during the freeze is of the
  *   order of the one before it;
+ * - during the freeze requests are still counted, per instance (the `RateLimit` field's remaining
+ *   budget keeps falling), not let through uncounted;
  * - once Redis answers again (and REDIS_RETRY_AFTER_MS has passed) the counts are in Redis again: the
  *   `twin-service:rate:*` counters grow by about the number of requests served.
  *
@@ -55,6 +58,17 @@ describe('faults: Redis frozen or stopped under load (shared rate limits)', () =
     await redis?.stop();
   });
 
+  /** `r` of the `RateLimit` field on one more counted request: what the service says is left of the budget. */
+  async function remainingBudget(): Promise<number> {
+    const response = await fetch(`http://127.0.0.1:${stack.port}/organizations/`, {
+      headers: { authorization: `Token ${stack.tenant.token}`, 'x-organization': stack.tenant.organizationId },
+    });
+    await response.arrayBuffer();
+    const remaining = /;r=(\d+);/.exec(response.headers.get('ratelimit') ?? '')?.[1];
+    if (remaining === undefined) throw new Error(`no RateLimit field (status ${response.status}): ${response.headers.get('ratelimit')}`);
+    return Number(remaining);
+  }
+
   /** Authenticated reads only: each one is counted by the rate limiter (GET /health is not). */
   function startLoad(): LoadGenerator {
     const { orgs } = stack.requests('redis');
@@ -93,6 +107,7 @@ describe('faults: Redis frozen or stopped under load (shared rate limits)', () =
     let freezeAt = 0;
     let thawAt = 0;
     let stateWhileFrozen = '';
+    const remainingWhileFrozen: number[] = [];
     let sharedBeforeMs: number | undefined;
     let before = { counted: 0, served: 0, ratio: 0 };
     let after = { counted: 0, served: 0, ratio: 0 };
@@ -106,7 +121,12 @@ describe('faults: Redis frozen or stopped under load (shared rate limits)', () =
         redis.freeze();
         await sleep(100);
         stateWhileFrozen = redis.state();
-        await sleep(FREEZE_MS - 100);
+        // Counted per instance meanwhile (the frozen Redis counts nothing): the remaining budget still falls.
+        await sleep(900);
+        remainingWhileFrozen.push(await remainingBudget());
+        await sleep(1000);
+        remainingWhileFrozen.push(await remainingBudget());
+        await sleep(Math.max(0, FREEZE_MS - (now() - freezeAt)));
       } finally {
         if (freezeAt) redis.thaw();
         thawAt = now();
@@ -136,6 +156,7 @@ describe('faults: Redis frozen or stopped under load (shared rate limits)', () =
       'freeze ms': round(thawAt - freezeAt),
       'throughput before / during freeze req/s': `${round(baselineRate)} / ${round(frozenRate)}`,
       'requests served during freeze': startedFrozen.length,
+      'RateLimit remaining 1 s / 2 s into the freeze': remainingWhileFrozen.join(' / '),
       'freeze latency p50 / p99 / max ms': `${round(percentile(frozenLatencies, 50), 1)} / ${round(percentile(frozenLatencies, 99), 1)} / ${round(Math.max(0, ...frozenLatencies), 1)}`,
       'latency p50 / p99 / max ms (whole run)': latencies(all),
       [`requests >= ${SLOW_MS} ms`]: slow.length,
@@ -153,6 +174,8 @@ describe('faults: Redis frozen or stopped under load (shared rate limits)', () =
     // Not near zero: of the order of the throughput before (Redis frozen takes nothing from the CPU).
     expect(startedFrozen.length).toBeGreaterThan(0);
     expect(frozenRate).toBeGreaterThan(baselineRate * 0.3);
+    // Still counted while frozen: a second of load took hundreds of requests off the budget.
+    expect(remainingWhileFrozen[0] - remainingWhileFrozen[1]).toBeGreaterThan(startedFrozen.length / FREEZE_MS * 1000 * 0.3);
     // Shared before the freeze and again after it: the counters follow the requests served. (Asserted
     // on the first quarter-second that shows it, not on a fixed second: see SPURIOUS below.)
     expect(sharedBeforeMs).toBeDefined();

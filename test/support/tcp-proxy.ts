@@ -1,8 +1,8 @@
 import { createConnection, createServer, Server, Socket } from 'node:net';
 
 /**
- * A loopback TCP proxy in front of the test database, so a test can cut the service off from
- * PostgreSQL (and restore it) without stopping the database other tests share.
+ * A loopback TCP proxy in front of the test database (or Redis), so a test can cut the service off from
+ * it (and restore it) without stopping the server other tests share.
  */
 export class TcpProxy {
   private readonly sockets = new Set<Socket>();
@@ -52,6 +52,12 @@ export class TcpProxy {
   freeze(): void {
     this.frozen = true;
     for (const socket of this.sockets) socket.pause();
+  }
+
+  /** Lets bytes through again on the connections kept open by freeze(): what was held back arrives now. */
+  thaw(): void {
+    this.frozen = false;
+    for (const socket of this.sockets) socket.resume();
   }
 
   /** Refuses new connections and drops the open ones, as a database outage would. */

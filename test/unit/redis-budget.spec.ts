@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
-import { withinBudget } from '../../src/common/auth/rate-limiter';
+import { withinBudget } from '../../src/common/auth/rate-limit-store';
 
 /** Blocks the event loop, as a long garbage collection or a large synchronous parse does. */
 function pause(ms: number): void {
@@ -10,7 +10,16 @@ function pause(ms: number): void {
   }
 }
 
-describe('withinBudget (the Redis command budget of the rate limiter)', () => {
+/** withinBudget as a promise, for the assertions. */
+const budgeted = <T>(start: (reply: (error?: Error | null, value?: T) => void) => void, budgetMs: number) =>
+  new Promise<T>((resolve, reject) => withinBudget<T>(start, budgetMs, (error, value) => (error ? reject(error) : resolve(value as T))));
+
+/** A promise's outcome as a node-style reply. */
+const from = <T>(promise: Promise<T>) => (reply: (error?: Error | null, value?: T) => void) => {
+  promise.then((value) => reply(null, value), (error: Error) => reply(error));
+};
+
+describe('withinBudget (the Redis command budget of the rate-limit store)', () => {
   let peer: ChildProcess;
   let client: Socket;
 
@@ -36,17 +45,26 @@ describe('withinBudget (the Redis command budget of the rate limiter)', () => {
   });
 
   it('passes a reply that comes in time through', async () => {
-    await expect(withinBudget(roundTrip(), 50)).resolves.toBe('PING');
+    await expect(budgeted(from(roundTrip()), 50)).resolves.toBe('PING');
   });
 
   it('rejects once the budget passed without a reply', async () => {
     const started = Date.now();
-    await expect(withinBudget(new Promise(() => undefined), 30)).rejects.toThrow('did not answer within 30 ms');
+    await expect(budgeted(() => undefined, 30)).rejects.toThrow('did not answer within 30 ms');
     expect(Date.now() - started).toBeLessThan(1000);
   });
 
+  it('answers once: a reply after the timeout is dropped', async () => {
+    const verdicts: string[] = [];
+    let late: ((error?: Error | null, value?: string) => void) | undefined;
+    withinBudget<string>((reply) => (late = reply), 10, (error, value) => verdicts.push(error ? error.message : value!));
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    late!(null, 'late');
+    expect(verdicts).toEqual(['Redis did not answer within 10 ms']);
+  });
+
   it('passes through a rejection', async () => {
-    await expect(withinBudget(Promise.reject(new Error('NOSCRIPT')), 50)).rejects.toThrow('NOSCRIPT');
+    await expect(budgeted((reply) => reply(new Error('NOSCRIPT')), 50)).rejects.toThrow('NOSCRIPT');
   });
 
   it('does not take a reply that arrived during a pause of the process for a timeout', async () => {
@@ -54,7 +72,7 @@ describe('withinBudget (the Redis command budget of the rate limiter)', () => {
     // fires before the socket is read. A verdict taken in the timer itself would call this a timeout.
     const outcomes: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const reply = withinBudget(roundTrip(), 20);
+      const reply = budgeted(from(roundTrip()), 20);
       pause(80);
       outcomes.push(await reply.then(() => 'answered', (error: Error) => error.message));
     }

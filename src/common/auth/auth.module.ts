@@ -12,7 +12,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
   providers: [
     AuthRepository,
     Credentials,
-    { provide: RateLimiter, inject: [APP_CONFIG], useFactory: (config: AppConfig) => RateLimiter.create(config) },
+    { provide: RateLimiter, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new RateLimiter(config) },
     { provide: APP_GUARD, useClass: TokenGuard },
     { provide: APP_GUARD, useClass: RateLimitGuard },
     { provide: APP_GUARD, useClass: OrganizationGuard },

@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { forbidden, invalidHeader, unauthenticated, ApiError } from '../json-api/api-error.js';
 import { isUuid } from '../json-api/query.js';
@@ -78,15 +78,19 @@ export class TokenGuard implements CanActivate {
   }
 }
 
-/** 2. How often: a per-token budget, answered with 429 and `Retry-After` when spent. */
+/**
+ * 2. How often: a per-token budget (`RateLimit` / `RateLimit-Policy` on every counted answer), answered
+ * with 429 and `Retry-After` when spent. Requests without a user token (public routes, the admin API)
+ * are not counted.
+ */
 @Injectable()
 export class RateLimitGuard implements CanActivate {
   constructor(private readonly limiter: RateLimiter) {}
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    const auth = requestOf(context).auth;
-    if (!auth || !this.limiter.limiting) return true;
-    return this.limiter.consume(auth.tokenId).then(() => true);
+    const request = requestOf(context);
+    if (!request.auth || !this.limiter.limiting) return true;
+    return this.limiter.consume(request, context.getArgByIndex<FastifyReply>(1)).then(() => true);
   }
 }
 

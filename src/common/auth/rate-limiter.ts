@@ -1,186 +1,121 @@
+import fastifyRateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor, type RateLimitPluginOptions } from '@fastify/rate-limit';
+import LocalStore from '@fastify/rate-limit/store/LocalStore.js';
+import RedisStore from '@fastify/rate-limit/store/RedisStore.js';
 import { Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Redis from 'ioredis';
 import type { AppConfig } from '../../config/app-config.js';
 import { tooManyRequests } from '../json-api/api-error.js';
+import { FailoverStore } from './rate-limit-store.js';
+
+/** Prefix of the counters in Redis (`twin-service:rate:<token id>`). */
+export const REDIS_KEY_PREFIX = 'twin-service:rate:';
+/**
+ * Tokens counted in memory (the plugin's LRU): per instance without REDIS_URL, or while Redis is down.
+ * Past it the least recently seen token's count is forgotten; about 100 bytes each.
+ */
+const LOCAL_TOKENS = 100_000;
+/** The name of the one policy in `RateLimit-Policy` and `RateLimit`. */
+const POLICY = '"token"';
+
+type LimiterConfig = Pick<AppConfig, 'rateLimitMax' | 'rateLimitWindowMs' | 'redisUrl' | 'redisCommandTimeoutMs' | 'redisRetryAfterMs'>;
+type Check = ReturnType<FastifyInstance['createRateLimit']>;
 
 /**
- * Per-token request budget in fixed windows (RATE_LIMIT_MAX requests per RATE_LIMIT_WINDOW_MS).
- * `consume` throws the 429 (with `Retry-After`) once the budget of the current window is spent.
+ * Per-token request budget (RATE_LIMIT_MAX requests per RATE_LIMIT_WINDOW_MS, the window starting at the
+ * token's first request), counted by @fastify/rate-limit: in Redis across replicas when REDIS_URL is set
+ * (FailoverStore: per instance while Redis is down or frozen), in memory otherwise.
+ *
+ * Called by RateLimitGuard after TokenGuard rather than as the plugin's own onRequest hook: the key is the
+ * token's id, known once the token is resolved, so unknown tokens create no counters and public and admin
+ * routes are not counted. Answers carry the IETF draft fields `RateLimit-Policy` and `RateLimit`
+ * (draft-ietf-httpapi-ratelimit-headers-09; the plugin's `enableDraftSpec` writes the older
+ * `RateLimit-Limit`/`-Remaining`/`-Reset` trio), the 429 the service's errors document.
  */
-export abstract class RateLimiter {
-  constructor(protected readonly config: Pick<AppConfig, 'rateLimitMax' | 'rateLimitWindowMs'>) {}
+export class RateLimiter implements OnModuleInit, OnApplicationShutdown {
+  private readonly redis: Redis | undefined;
+  private readonly store: FailoverStore | undefined;
+  private readonly policy: string;
+  private check: Check | undefined;
 
-  /** False with RATE_LIMIT_MAX=0: nothing is counted. */
+  constructor(private readonly config: LimiterConfig) {
+    this.policy = `${POLICY};q=${config.rateLimitMax};w=${Math.ceil(config.rateLimitWindowMs / 1000)}`;
+    // With limiting off (RATE_LIMIT_MAX=0) nothing is counted: no Redis connection to keep open.
+    if (!config.redisUrl || !this.limiting) return;
+    // No ioredis commandTimeout: its timer can fire after an event-loop pause before the reply already
+    // waiting on the socket is read, and mark a healthy Redis down (see withinBudget). No offline queue
+    // and no retries: a command while disconnected fails at once and is counted locally instead.
+    const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: 1000 });
+    const logger = new Logger('RateLimiter');
+    this.store = new FailoverStore(redis, new RedisStore(false, false, redis, REDIS_KEY_PREFIX), new LocalStore(false, false, LOCAL_TOKENS), {
+      budgetMs: config.redisCommandTimeoutMs,
+      retryAfterMs: config.redisRetryAfterMs,
+      log: logger,
+    });
+    redis.on('error', (error: Error) => this.store!.markDown(error));
+    this.redis = redis;
+  }
+
+  /** False with RATE_LIMIT_MAX=0: nothing is counted, no header is added. */
   get limiting(): boolean {
     return this.config.rateLimitMax > 0;
   }
 
-  async consume(key: string): Promise<void> {
-    const { rateLimitMax: max, rateLimitWindowMs: windowMs } = this.config;
-    if (max === 0) return;
-    const now = Date.now();
-    const windowStart = now - (now % windowMs);
-    const count = await this.increment(key, windowStart, windowMs);
-    if (count > max) throw tooManyRequests(Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000)));
-  }
-
-  /** Counts one request of `key` in the window starting at `windowStart`; returns the window's count. */
-  protected abstract increment(key: string, windowStart: number, windowMs: number): Promise<number>;
-
-  static create(config: AppConfig): RateLimiter {
-    // With limiting off (RATE_LIMIT_MAX=0) nothing is counted: no Redis connection to keep open.
-    return config.redisUrl && config.rateLimitMax > 0 ? new RedisRateLimiter(config, config.redisUrl) : new MemoryRateLimiter(config);
-  }
-}
-
-/** Counts in this process: right for one instance, per-instance budgets for several. */
-export class MemoryRateLimiter extends RateLimiter {
-  private readonly windows = new Map<string, { start: number; count: number }>();
-  private lastSweep = 0;
-
-  protected async increment(key: string, windowStart: number): Promise<number> {
-    return this.countLocally(key, windowStart);
-  }
-
-  /** The count itself, synchronous, for the Redis limiter's per-instance fallback as well. */
-  countLocally(key: string, windowStart: number): number {
-    if (windowStart !== this.lastSweep) {
-      // A new window began: forget finished ones, so memory follows the tokens active right now.
-      this.lastSweep = windowStart;
-      for (const [k, w] of this.windows) if (w.start < windowStart) this.windows.delete(k);
-    }
-    let window = this.windows.get(key);
-    if (!window || window.start !== windowStart) {
-      window = { start: windowStart, count: 0 };
-      this.windows.set(key, window);
-    }
-    return ++window.count;
-  }
-}
-
-const INCREMENT_SCRIPT = `
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return count`;
-
-/**
- * Counts in Redis, shared by every instance, within a small time budget per request
- * (REDIS_COMMAND_TIMEOUT_MS). A Redis that fails or does not answer in time is treated as down for
- * REDIS_RETRY_AFTER_MS: meanwhile requests are counted in this process (per-instance limits) and never
- * wait on Redis; a background PING decides when it is back. A frozen Redis (a partition that keeps
- * connections open) thus costs one request at most the budget, instead of every request a timeout.
- */
-export class RedisRateLimiter extends RateLimiter implements OnModuleInit, OnApplicationShutdown {
-  private readonly logger = new Logger('RateLimiter');
-  private readonly redis: Redis & { incrementWindow(key: string, windowMs: string): Promise<number> };
-  private readonly fallback: MemoryRateLimiter;
-  private readonly retryAfterMs: number;
-  private readonly budgetMs: number;
-  private down = false;
-  private probe: NodeJS.Timeout | undefined;
-
-  constructor(
-    config: Pick<AppConfig, 'rateLimitMax' | 'rateLimitWindowMs' | 'redisCommandTimeoutMs' | 'redisRetryAfterMs'>,
-    url: string,
-  ) {
-    super(config);
-    this.retryAfterMs = config.redisRetryAfterMs;
-    this.fallback = new MemoryRateLimiter(config);
-    this.budgetMs = config.redisCommandTimeoutMs;
-    // No ioredis commandTimeout: its timer can fire after an event-loop pause (GC, a large body) before
-    // the reply already waiting on the socket is read, and mark a healthy Redis down. See withinBudget.
-    const redis = new Redis(url, { maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: 1000 });
-    // Sent by its SHA (EVALSHA, the script itself only when Redis does not have it yet), not on every request.
-    redis.defineCommand('incrementWindow', { numberOfKeys: 1, lua: INCREMENT_SCRIPT });
-    this.redis = redis as typeof this.redis;
-    this.redis.on('error', (error) => this.markDown(error));
+  /** Registers the plugin on the application's Fastify instance (app.factory.ts, before the routes). */
+  async register(fastify: FastifyInstance): Promise<void> {
+    if (!this.limiting) return;
+    const options: RateLimitPluginOptions = {
+      // No hook of its own on any route: RateLimitGuard asks it (see the class comment).
+      global: false,
+      max: this.config.rateLimitMax,
+      timeWindow: this.config.rateLimitWindowMs,
+      cache: LOCAL_TOKENS,
+      keyGenerator: (request) => request.auth!.tokenId,
+    };
+    if (this.store) options.store = existingStore(this.store);
+    await fastify.register(fastifyRateLimit, options);
+    this.check = fastify.createRateLimit();
   }
 
   /** Boot waits for the connection (at most its connect timeout), so the first requests share the budget. */
   async onModuleInit(): Promise<void> {
-    if (this.redis.status === 'ready') return;
+    const redis = this.redis;
+    if (!redis || redis.status === 'ready') return;
     await new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
-        this.redis.off('ready', done);
+        redis.off('ready', done);
         resolve();
       };
       const timer = setTimeout(done, 1000);
-      this.redis.once('ready', done);
+      redis.once('ready', done);
     });
   }
 
-  protected async increment(key: string, windowStart: number, windowMs: number): Promise<number> {
-    // Not connected (yet, or again): ioredis reconnects on its own; nothing waits for it meanwhile.
-    if (this.down || this.redis.status !== 'ready') return this.fallback.countLocally(key, windowStart);
-    try {
-      const count = await withinBudget(this.redis.incrementWindow(`twin-service:rate:${key}:${windowStart}`, String(windowMs)), this.budgetMs);
-      return Number(count);
-    } catch (error) {
-      this.markDown(error);
-      return this.fallback.countLocally(key, windowStart);
-    }
-  }
-
-  private markDown(error: unknown): void {
-    if (this.down) return;
-    this.down = true;
-    this.logger.warn(
-      `Redis unavailable for rate limiting (${(error as Error).message}); counting per instance, retrying in ${this.retryAfterMs} ms`,
-    );
-    this.scheduleProbe();
-  }
-
-  private scheduleProbe(): void {
-    clearTimeout(this.probe);
-    this.probe = setTimeout(() => {
-      withinBudget(this.redis.ping(), Math.max(1000, this.budgetMs)).then(
-        () => {
-          this.down = false;
-          this.logger.log('Redis answers again: rate limits are shared across instances');
-        },
-        () => this.scheduleProbe(),
-      );
-    }, this.retryAfterMs);
-    this.probe.unref();
+  /** Counts one request of the authenticated token; throws the 429 once the window's budget is spent. */
+  async consume(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (!this.check) throw new Error('RateLimiter.register() was not called on the Fastify instance');
+    const result = await this.check(request);
+    // No allow-list is configured, so every answer is a count; the narrowing is for the types.
+    if (result.isAllowed) return;
+    reply.header('ratelimit-policy', this.policy);
+    reply.header('ratelimit', `${POLICY};r=${result.remaining};t=${result.ttlInSeconds}`);
+    if (result.isExceeded) throw tooManyRequests(Math.max(1, result.ttlInSeconds));
   }
 
   async onApplicationShutdown(): Promise<void> {
-    clearTimeout(this.probe);
-    this.redis.disconnect();
+    this.store?.close();
+    this.redis?.disconnect();
   }
 }
 
 /**
- * `reply`, or a rejection once `budgetMs` passed without it. When the timer fires, the verdict waits
- * for the check phase of the event loop (setImmediate), after the poll phase has read whatever arrived
- * on the sockets: after a pause of the process, a reply that came in time is not taken for a timeout.
+ * The plugin builds its store itself (`new options.store(pluginOptions)`), but this one exists already:
+ * the limiter owns its Redis connection and closes it on shutdown. A constructor that returns an object
+ * makes `new` answer that object.
  */
-export function withinBudget<T>(reply: Promise<T>, budgetMs: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const timer = setTimeout(
-      () =>
-        setImmediate(() => {
-          if (settled) return;
-          settled = true;
-          reject(new Error(`Redis did not answer within ${budgetMs} ms`));
-        }),
-      budgetMs,
-    );
-    reply.then(
-      (value) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
+function existingStore(store: FastifyRateLimitStore): FastifyRateLimitStoreCtor {
+  return function ExistingStore() {
+    return store;
+  } as unknown as FastifyRateLimitStoreCtor;
 }

@@ -23,11 +23,29 @@ export const SECURITY = { token: 'Token', organization: 'Organization', twin: 'T
 /** What request bodies may be labelled (app.factory's body parsers); anything else with a body is a 415. */
 const REQUEST_MEDIA_TYPES = [JSON_API_MEDIA_TYPE, 'application/json'];
 
+/**
+ * The IETF draft rate-limit fields (common/auth/rate-limiter.ts) on every answer counted against a
+ * token: declared once in `components.headers` (setupOpenApi), referenced by the answers that carry them.
+ */
+export const RATE_LIMIT_HEADERS: HeadersObject = {
+  'RateLimit-Policy': {
+    description:
+      'The per-token quota, as in draft-ietf-httpapi-ratelimit-headers: `"token";q=<RATE_LIMIT_MAX>;w=<window in seconds>`. Absent when rate limiting is off (`RATE_LIMIT_MAX=0`).',
+    schema: { type: 'string', pattern: '^"token";q=\\d+;w=\\d+$', example: '"token";q=6000;w=60' },
+  },
+  RateLimit: {
+    description:
+      'What is left of the token\'s quota: `"token";r=<requests remaining>;t=<seconds until the window resets>`. Absent when rate limiting is off.',
+    schema: { type: 'string', pattern: '^"token";r=\\d+;t=\\d+$', example: '"token";r=5999;t=60' },
+  },
+};
+export const RATE_LIMIT_HEADER_REFS: HeadersObject = Object.fromEntries(Object.keys(RATE_LIMIT_HEADERS).map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+
 /** The response headers some errors carry. */
 const ERROR_HEADERS: Record<number, HeadersObject> = {
   401: { 'WWW-Authenticate': { description: 'Always `Token`.', schema: { type: 'string', enum: ['Token'] } } },
   405: { Allow: { description: 'The methods the path has, e.g. `PATCH`.', schema: { type: 'string' } } },
-  429: { 'Retry-After': { description: 'Seconds until the rate-limit window ends.', schema: { type: 'integer', minimum: 0 } } },
+  429: { 'Retry-After': { description: 'Seconds until the rate-limit window ends.', schema: { type: 'integer', minimum: 1 } }, ...RATE_LIMIT_HEADER_REFS },
   503: { 'Retry-After': { description: 'Seconds to wait before retrying (1).', schema: { type: 'integer', minimum: 0 } } },
 };
 

@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject, type OperationObject, type ParameterObject, type ResponseObject } from '@nestjs/swagger';
-import { errorResponse, SECURITY } from './docs.js';
+import { errorResponse, RATE_LIMIT_HEADER_REFS, RATE_LIMIT_HEADERS, SECURITY } from './docs.js';
 import { declaredComponents } from './schemas.js';
 
 const DESCRIPTION = `
@@ -37,6 +37,11 @@ with \`Retry-After\`. A method a path does not have is a 405 with \`Allow\`; a p
 Failures below the routes are errors documents too: 400 (a malformed URL or request), 408 (a request not
 received within 30 s), 414 (a path segment over 200 characters), 417 (an \`Expect\` other than
 \`100-continue\`), 431 (headers over 16 KiB).
+
+**Rate limits.** Requests with an access token are counted per token (RATE_LIMIT_MAX per RATE_LIMIT_WINDOW_MS,
+6,000 per minute by default; public routes and the admin API are not counted). Counted answers carry
+\`RateLimit-Policy: "token";q=<quota>;w=<window s>\` and \`RateLimit: "token";r=<remaining>;t=<reset s>\`
+(draft-ietf-httpapi-ratelimit-headers); past the quota, 429 \`rate_limited\` with \`Retry-After\`.
 
 **Names.** Twin attributes are dasherized in requests and lists (\`meta-data\`, \`phone-number\`) and underscored in
 the twin detail (\`meta_data\`, \`phone_number\`): the interface the clients were built on.
@@ -96,8 +101,7 @@ const SHARED_RESPONSES: Record<string, { status: number; description: string; ap
   TooManyRequests: {
     status: 429,
     description: '`rate_limited`: the token spent its RATE_LIMIT_MAX requests of the window; `Retry-After` says when to retry.',
-    // Rate limits count user tokens; the admin API is not counted.
-    applies: (operation) => (operation.security ?? []).some((requirement) => SECURITY.token in requirement),
+    applies: (operation) => rateLimited(operation),
   },
   HeadersTooLarge: { status: 431, description: '`headers_too_large`: the request headers are over 16 KiB.', applies: () => true },
   InternalError: { status: 500, description: '`internal_error`: a bug; `X-Request-Id` finds it in the logs.', applies: () => true },
@@ -125,6 +129,20 @@ function describeConditionalGet(operation: OperationObject): void {
   const parameters = (operation.parameters ??= []);
   if (!parameters.some((parameter) => 'name' in parameter && parameter.name.toLowerCase() === 'if-none-match')) {
     parameters.push({ name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'ETags of earlier answers (or `*`): a match is a 304.' });
+  }
+}
+
+/** Rate limits count user tokens; public routes and the admin API are not counted (common/auth/guards.ts). */
+const rateLimited = (operation: OperationObject) => (operation.security ?? []).some((requirement) => SECURITY.token in requirement);
+
+/**
+ * Answers past the rate-limit guard carry its fields: documented on the successful ones (2xx, 304) and
+ * on the 429 (shared component); the errors of later guards and handlers carry them too, undocumented.
+ */
+function describeRateLimitHeaders(operation: OperationObject): void {
+  for (const [status, response] of Object.entries(operation.responses)) {
+    if (!response || Number(status) >= 400 || '$ref' in response) continue;
+    response.headers = { ...response.headers, ...RATE_LIMIT_HEADER_REFS };
   }
 }
 
@@ -171,6 +189,7 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
   const responses: Record<string, ResponseObject> = {};
   for (const [name, shared] of Object.entries(SHARED_RESPONSES)) responses[name] = errorResponse(shared.status, shared.description);
   document.components.responses = responses;
+  document.components.headers = { ...document.components.headers, ...RATE_LIMIT_HEADERS };
 
   const tags = new Set(TAGS.map(([name]) => name));
   for (const [path, item] of Object.entries(document.paths)) {
@@ -191,6 +210,7 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
         if (!operation.responses[shared.status] && shared.applies(operation, method)) operation.responses[shared.status] = { $ref: `#/components/responses/${name}` };
       }
       if (method === 'get') describeConditionalGet(operation);
+      if (rateLimited(operation)) describeRateLimitHeaders(operation);
       operation.responses = Object.fromEntries(Object.entries(operation.responses).sort(([a], [b]) => a.localeCompare(b)));
     }
   }
