@@ -7,6 +7,9 @@ import { RedisServer } from '../faults/support/redis-server';
 import { bootstrapTenant, type Bootstrap, type ExitInfo, ServiceProcess, sleep } from '../faults/support/service-process';
 import { call, errorKind, JSON_API, retryable, retryDelay, StreamFollower, type Answer } from './support/client';
 import { Proxy } from './support/proxy';
+import { StreamingReplica } from './support/streaming-replica';
+import { ReadReplicas } from '../../src/database/read-replicas';
+import { Client as PgClient } from 'pg';
 
 /**
  * Three replicas of the built service behind the repository's nginx configuration, one PostgreSQL
@@ -29,6 +32,7 @@ const now = () => performance.now();
 
 describe('cluster: three replicas behind nginx', () => {
   let cluster: PgCluster;
+  let replica: StreamingReplica;
   let redis: RedisServer;
   let proxy: Proxy;
   let receiver: Server;
@@ -41,6 +45,8 @@ describe('cluster: three replicas behind nginx', () => {
     cluster = await PgCluster.create();
     await cluster.createDatabase(DATABASE);
     databaseUrl = cluster.url(DATABASE);
+    // Made after the database exists, so the standby has it; the schema arrives by replication.
+    replica = await StreamingReplica.create(cluster);
     redis = await RedisServer.start();
     receiver = createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -53,6 +59,7 @@ describe('cluster: three replicas behind nginx', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     env = {
       REDIS_URL: redis.url,
+      DATABASE_REPLICA_URLS: replica.url(DATABASE),
       // The shared (Redis) limiter is on but far above the load: a 429 would be a finding.
       RATE_LIMIT_MAX: '1000000',
       DATABASE_POOL_SIZE: '8',
@@ -75,6 +82,7 @@ describe('cluster: three replicas behind nginx', () => {
     await proxy?.stop();
     receiver?.close();
     await redis?.stop();
+    await replica?.destroy();
     await cluster?.destroy();
   });
 
@@ -231,6 +239,34 @@ describe('cluster: three replicas behind nginx', () => {
     const doubled = [...storedKeys.values()].filter((times) => times > 1).length;
     const unacknowledgedStored = stored.filter((row) => !acknowledged.has(row.key)).length;
 
+    // --- the streaming replica: once it has replayed the primary's WAL up to now, a read routed to it
+    // (the service's own ReadReplicas) answers every acknowledged event
+    const walAt = now();
+    const primaryLsn = await cluster.withClient(DATABASE, async (client) => (await client.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn);
+    const replicaUrl = replica.url(DATABASE);
+    const replayed = async () => {
+      const client = new PgClient({ connectionString: replicaUrl });
+      await client.connect();
+      try {
+        return (await client.query<{ caught: boolean }>('SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS caught', [primaryLsn])).rows[0].caught;
+      } finally {
+        await client.end();
+      }
+    };
+    let caughtUp = false;
+    while (!caughtUp && now() - walAt < 30_000) if (!(caughtUp = await replayed())) await sleep(50);
+    const replicationMs = Math.round(now() - walAt);
+    const replicaReads = ReadReplicas.open([replicaUrl], { poolSize: 1, statementTimeoutMs: 5000, readTimeoutMs: 6000, preparedStatements: true })!;
+    let answeredBy = 'replica';
+    const onReplica = (await replicaReads.query(
+      'SELECT pg_is_in_recovery() AS standby, count(*)::int AS n FROM events WHERE id = ANY($1::uuid[])',
+      [[...acknowledged.values()]],
+      async () => ((answeredBy = 'primary'), []),
+    )) as { standby: boolean; n: number }[];
+    await replicaReads.close();
+    const onReplicaCount = answeredBy === 'replica' ? onReplica[0].n : -1;
+    const standby = onReplica[0]?.standby === true;
+
     // --- the stream: every stored event once, positions increasing, nothing after a reset
     await until('the resumed stream to show every stored event', () => stored.every((row) => stream.has(row.id)), 30_000).catch(() => undefined);
     await stream.stop();
@@ -291,6 +327,8 @@ describe('cluster: three replicas behind nginx', () => {
       eventsWithTwoWebhookIds,
       nginx5xxLogged: nginxErrors,
       sigtermExitCodes: sigtermExits,
+      replicaCaughtUpMs: replicationMs,
+      replicaAcknowledgedVisible: onReplicaCount,
     };
     const rows: [string, string | number][] = [
       ['replicas / load time', `3 / ${figures.loadSeconds} s`],
@@ -309,6 +347,8 @@ describe('cluster: three replicas behind nginx', () => {
       ['webhooks undelivered', undelivered],
       ['webhook duplicates: kill -9 window / elsewhere', `${duplicatesAtKill} / ${duplicatesElsewhere}`],
       ['SIGTERM exit codes', sigtermExits.join(', ')],
+      ['streaming replica: replayed the primary WAL after the load in', `${replicationMs} ms`],
+      ['streaming replica: acknowledged events read there (ReadReplicas, hot standby)', `${onReplicaCount} of ${acknowledged.size} (${answeredBy}, standby ${standby})`],
     ];
     process.stdout.write(
       `\ncluster figures\n${phases.map((phase) => `  ${phase}\n`).join('')}| Figure | Value |\n|---|---|\n${rows.map(([name, value]) => `| ${name} | ${value} |`).join('\n')}\n` +
@@ -332,6 +372,10 @@ describe('cluster: three replicas behind nginx', () => {
     expect(duplicatesElsewhere).toBe(0);
     expect(eventsWithTwoWebhookIds).toBe(0);
     expect(sigtermExits).toEqual([0, 0, 0]);
+    expect(caughtUp).toBe(true);
+    expect(answeredBy).toBe('replica');
+    expect(standby).toBe(true);
+    expect(onReplicaCount).toBe(acknowledged.size);
   }, 600_000);
 });
 
