@@ -8,6 +8,11 @@ export interface AppConfig {
   host: string;
   /** Real PostgreSQL+PostGIS when set; the embedded PGlite database otherwise. */
   databaseUrl: string | undefined;
+  /**
+   * PostgreSQL streaming replicas of DATABASE_URL (`DATABASE_REPLICA_URLS`, comma-separated) for the reads
+   * that tolerate lag (`Sql.replicaQuery`); empty: every read goes to the primary.
+   */
+  databaseReplicaUrls: string[];
   /** Where the embedded database keeps its files. */
   dataDir: string;
   /** Enables the admin API when set. */
@@ -157,8 +162,19 @@ class EnvReader {
     return raw === 'true';
   }
 
-  url(name: string, protocols: string[]): string | undefined {
+  /** A comma-separated list of URLs, each checked like `url()`. */
+  urls(name: string, protocols: string[]): string[] {
     const raw = this.optional(name);
+    if (raw === undefined) return [];
+    return raw
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean)
+      .map((entry, index) => this.url(`${name} entry ${index + 1}`, protocols, entry) as string);
+  }
+
+  url(name: string, protocols: string[], given?: string): string | undefined {
+    const raw = given ?? this.optional(name);
     if (raw === undefined) return undefined;
     try {
       const parsed = new URL(raw);
@@ -182,6 +198,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port: read.integer('PORT', 3000, 0, 65535),
     host: read.string('HOST', '0.0.0.0'),
     databaseUrl: read.url('DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseReplicaUrls: read.urls('DATABASE_REPLICA_URLS', ['postgres:', 'postgresql:']),
     dataDir: read.string('DATA_DIR', './data'),
     adminToken,
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
@@ -231,6 +248,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
   };
   if (config.eventBus === 'postgres' && !config.databaseUrl) {
     read.problems.push('EVENT_BUS=postgres needs DATABASE_URL (the embedded database uses EVENT_BUS=memory)');
+  }
+  if (config.databaseReplicaUrls.length > 0 && !config.databaseUrl) {
+    read.problems.push('DATABASE_REPLICA_URLS needs DATABASE_URL (replicas of the embedded database do not exist)');
   }
   if (config.idleTimeoutMs <= config.eventStreamHeartbeatMs) {
     read.problems.push('IDLE_TIMEOUT_MS must exceed EVENT_STREAM_HEARTBEAT_MS, or idle event streams would be cut');

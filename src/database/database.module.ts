@@ -4,6 +4,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ChangeLog } from './change-log.js';
 import { Database } from './database.js';
 import { DatabaseNotifications } from './notifications.js';
+import { ReadReplicas } from './read-replicas.js';
 import { Sql } from './sql.js';
 
 @Global()
@@ -11,6 +12,8 @@ import { Sql } from './sql.js';
   providers: [
     { provide: Database, inject: [APP_CONFIG], useFactory: (config: AppConfig) => Database.open(config) },
     { provide: DataSource, inject: [Database], useFactory: (database: Database) => database.dataSource },
+    // null without DATABASE_REPLICA_URLS: Sql then reads everything from the primary.
+    { provide: ReadReplicas, inject: [Database], useFactory: (database: Database) => database.replicas ?? null },
     Sql,
     ChangeLog,
     {

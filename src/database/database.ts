@@ -6,6 +6,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions, readTimeoutMs } from './data-source-options.js';
 import { EMBEDDED_POOL_SIZE, EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js';
 import { installPooledQueries } from './pooled-queries.js';
+import { ReadReplicas } from './read-replicas.js';
 import { installPgTypeParsers } from './timestamps.js';
 
 /**
@@ -23,6 +24,8 @@ export class Database {
      * made them, and a listening connection is not safe there.
      */
     readonly sharedSession: boolean,
+    /** DATABASE_REPLICA_URLS: where `Sql.replicaQuery` sends lag-tolerant reads; undefined without replicas. */
+    readonly replicas: ReadReplicas | undefined,
   ) {}
 
   /** True when this start created a new embedded database (main.ts then sets up a demo tenant). */
@@ -30,7 +33,10 @@ export class Database {
     return this.embedded?.created ?? false;
   }
 
-  static async open(config: Pick<AppConfig, 'databaseUrl' | 'dataDir' | 'databasePoolSize' | 'databaseStatementTimeoutMs'>, logger = new Logger('Database')): Promise<Database> {
+  static async open(
+    config: Pick<AppConfig, 'databaseUrl' | 'dataDir' | 'databasePoolSize' | 'databaseStatementTimeoutMs'> & Partial<Pick<AppConfig, 'databaseReplicaUrls'>>,
+    logger = new Logger('Database'),
+  ): Promise<Database> {
     installPgTypeParsers();
     let embedded: EmbeddedPostgres | undefined;
     let url = config.databaseUrl;
@@ -46,6 +52,7 @@ export class Database {
     }
     const dataSource = new DataSource(dataSourceOptions(url, poolSize, config.databaseStatementTimeoutMs));
     let sharedSession = embedded !== undefined;
+    let replicas: ReadReplicas | undefined;
     try {
       await migrate(url, logger, { exclusive: embedded === undefined });
       await dataSource.initialize();
@@ -55,12 +62,22 @@ export class Database {
       }
       // Client-side read timeout and prepared statements on every pooled query; queries outside transactions straight to the pool.
       installPooledQueries(dataSource, { readTimeoutMs: readTimeoutMs(config.databaseStatementTimeoutMs), preparedStatements: !sharedSession });
+      // Only beside a real primary: the embedded database has no replicas (the configuration refuses it).
+      if (!embedded && config.databaseReplicaUrls?.length) {
+        replicas = ReadReplicas.open(config.databaseReplicaUrls, {
+          poolSize,
+          statementTimeoutMs: config.databaseStatementTimeoutMs,
+          readTimeoutMs: readTimeoutMs(config.databaseStatementTimeoutMs),
+          preparedStatements: !sharedSession,
+        });
+        logger.log(`database: ${config.databaseReplicaUrls.length} read replica(s) at ${config.databaseReplicaUrls.map(redactUrl).join(', ')}`);
+      }
     } catch (error) {
       if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
       await embedded?.stop().catch(() => undefined);
       throw error;
     }
-    return new Database(dataSource, embedded ? 'embedded' : 'postgres', embedded, sharedSession);
+    return new Database(dataSource, embedded ? 'embedded' : 'postgres', embedded, sharedSession, replicas);
   }
 
   /** Cheap liveness probe for /health. */
@@ -100,6 +117,7 @@ export class Database {
   }
 
   async close(): Promise<void> {
+    await this.replicas?.close();
     if (this.dataSource.isInitialized) await this.dataSource.destroy();
     await this.embedded?.stop();
   }

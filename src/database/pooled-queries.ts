@@ -67,9 +67,24 @@ export function installPooledQueries(dataSource: DataSource, options: PooledQuer
   // 'acquire' is emitted on every checkout, TypeORM's own included, before the client is handed over.
   if (options.readTimeoutMs > 0 || options.preparedStatements) pool.on('acquire', (client) => wrapQueries(client, options));
   const viaTypeOrm = dataSource.query.bind(dataSource);
+  const pooled = pooledQuery(pool);
+  const direct = (query: string, parameters?: unknown[], queryRunner?: QueryRunner): Promise<unknown> =>
+    queryRunner || (parameters !== undefined && !Array.isArray(parameters)) ? viaTypeOrm(query, parameters, queryRunner) : pooled(query, parameters);
+  dataSource.query = direct as DataSource['query'];
+}
 
-  const direct = async (query: string, parameters?: unknown[], queryRunner?: QueryRunner): Promise<unknown> => {
-    if (queryRunner || (parameters !== undefined && !Array.isArray(parameters))) return viaTypeOrm(query, parameters, queryRunner);
+/**
+ * A pool of our own (a read replica's) gets the same treatment as TypeORM's: read timeout and statement
+ * names on every checkout, and the query function below.
+ */
+export function installOnPool(pool: Pool, options: PooledQueryOptions): (query: string, parameters?: unknown[]) => Promise<unknown> {
+  if (options.readTimeoutMs > 0 || options.preparedStatements) pool.on('acquire', (client) => wrapQueries(client, options));
+  return pooledQuery(pool);
+}
+
+/** One statement on a pooled connection, with TypeORM's contract (see 2. above). */
+function pooledQuery(pool: Pool): (query: string, parameters?: unknown[]) => Promise<unknown> {
+  return async (query, parameters) => {
     const client = await pool.connect();
     let result: QueryResult;
     // A connection that fails while checked out emits 'error'; without a listener that would crash the process.
@@ -91,7 +106,6 @@ export function installPooledQueries(dataSource: DataSource, options: PooledQuer
         return result.rows;
     }
   };
-  dataSource.query = direct as DataSource['query'];
 }
 
 /** Once per connection: its promise-form `query(text, values)` gets the read timeout and a statement name (see above). */

@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { IsolationLevel } from 'typeorm/driver/types/IsolationLevel.js';
+import { ReadReplicas } from './read-replicas.js';
 
 /**
  * How repositories run SQL, and the one way to make several statements one transaction.
@@ -24,7 +25,10 @@ interface OpenTransaction {
 export class Sql {
   private readonly current = new AsyncLocalStorage<OpenTransaction>();
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    @Optional() @Inject(ReadReplicas) private readonly replicas: ReadReplicas | null = null,
+  ) {}
 
   /**
    * Runs one statement: the rows (for UPDATE and DELETE `[rows, affected count]`, as TypeORM answers).
@@ -35,6 +39,20 @@ export class Sql {
   query<T = any>(text: string, parameters?: unknown[]): Promise<T> {
     const open = this.current.getStore();
     return (open ? open.manager.query(text, parameters) : this.dataSource.query(text, parameters)) as Promise<T>;
+  }
+
+  /**
+   * A read that may be answered from a streaming replica (DATABASE_REPLICA_URLS), seconds behind the
+   * primary: tiles, the geo listing, the quest feed. Never for a read that must see a write the caller
+   * (or anyone it answered) just made — a twin read back after its PATCH, an idempotency key, a
+   * permission check — those use `query()`. Inside a transaction it runs on the transaction's connection
+   * like any other statement (the transaction's own writes and snapshot win); without replicas, or
+   * when none can serve, it goes to the primary.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  replicaQuery<T = any>(text: string, parameters?: unknown[]): Promise<T> {
+    if (this.current.getStore() || !this.replicas) return this.query<T>(text, parameters);
+    return this.replicas.query(text, parameters, () => this.dataSource.query(text, parameters)) as Promise<T>;
   }
 
   /** Runs `work` in a transaction (or in the one already open): committed when it resolves, rolled back when it throws. */

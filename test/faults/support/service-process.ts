@@ -46,7 +46,8 @@ export function bootstrapTenant(databaseUrl: string, name = 'Faults'): Promise<B
     execFile(
       process.execPath,
       [cli, 'bootstrap', '--json', '--organization', `${name} organization`, '--account', `${name} account`, '--twin', `${name} twin`],
-      { env: serviceEnv({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '2', LOG_LEVEL: 'error' }), timeout: 60_000 },
+      { // The CLI builds the application module, metrics listener included: on 9464 it collides with any service running there.
+      env: serviceEnv({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '2', LOG_LEVEL: 'error', METRICS_PORT: '0' }), timeout: 60_000 },
       (error, stdout, stderr) => {
         if (error) return reject(new Error(`bootstrap failed: ${error.message}\n${stderr}`));
         try {
