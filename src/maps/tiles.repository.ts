@@ -112,7 +112,8 @@ export class TilesRepository {
                          WHEN (SELECT n FROM total) > 0 THEN ${points('matching')}
                     END AS tile`;
     }
-    const rows: { tile: Buffer | string | null }[] = await this.sql.query(sql, p.values);
+    // Tiles tolerate a replica's lag (DATABASE_REPLICA_URLS): a map is not where a client checks its own write.
+    const rows: { tile: Buffer | string | null }[] = await this.sql.replicaQuery(sql, p.values);
     const answer = rows[0]?.tile;
     if (answer == null) return undefined;
     return typeof answer === 'string' ? encodeTwinsLayer(JSON.parse(answer) as FeatureRow[], TILE_EXTENT) : answer;
@@ -138,7 +139,7 @@ export class TilesRepository {
       const conditions = ['t.location IS NOT NULL', 'f.fy >= 0', 'f.fy < 1', visibleTwinSql('t', organization), ...twinFilterConditions(p, tenant, filters)].join(' AND ');
       sql = `SELECT min(f.fx) AS west, min(f.fy) AS north, max(f.fx) AS east, max(f.fy) AS south FROM twins t, ${FRACTIONS} WHERE ${conditions}`;
     }
-    const rows: { west: number | null; north: number; east: number; south: number }[] = await this.sql.query(sql, p.values);
+    const rows: { west: number | null; north: number; east: number; south: number }[] = await this.sql.replicaQuery(sql, p.values);
     const extent = rows[0];
     return extent?.west == null ? undefined : [extent.west, extent.north, extent.east, extent.south];
   }

@@ -204,7 +204,7 @@ export class QuestsRepository {
               ELSE '[]' END AS data,
               ${included ? `CASE WHEN ${offset} < c.count THEN ${included} ELSE '[]' END` : 'NULL::text'} AS included
          FROM (SELECT count(*) AS count FROM ${LIST_FROM[list]} WHERE ${where}) c`;
-    const rows: (CountedJson)[] = await this.sql.query(params.bindWhereUsed(sql, IMAGES_BASE, document.imagesBase, '::text'), params.values);
+    const rows: (CountedJson)[] = await this.read(list, params.bindWhereUsed(sql, IMAGES_BASE, document.imagesBase, '::text'), params.values);
     return rows[0];
   }
 
@@ -226,7 +226,16 @@ export class QuestsRepository {
       },
       params,
     );
-    return (await this.sql.query(params.bindWhereUsed(sql, IMAGES_BASE, document.imagesBase, '::text'), params.values))[0];
+    return (await this.read(list, params.bindWhereUsed(sql, IMAGES_BASE, document.imagesBase, '::text'), params.values))[0];
+  }
+
+  /**
+   * A list page's statement: the discovery feed tolerates a replica's lag (DATABASE_REPLICA_URLS); the
+   * caller's own quests do not (a client lists them right after creating one).
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private read(list: QuestList, sql: string, values: unknown[]): Promise<any> {
+    return list === 'discovery' ? this.sql.replicaQuery(sql, values) : this.sql.query(sql, values);
   }
 
   /** One of the acting twin's quests in the full form, as `document` says (JSON text built by PostgreSQL). */

@@ -325,16 +325,18 @@ export class TwinsRepository {
    * never parsed here), with the count. Only twins with a location.
    */
   async featureCollection(tenant: Tenant, query: TwinQuery, page: PageRequest): Promise<CountedJson> {
-    return this.countedPage(tenant, { ...query, located: true }, page, FEATURE_COLLECTION);
+    // A map tolerates a replica's lag (DATABASE_REPLICA_URLS): nobody expects a twin in it the instant it is saved.
+    return this.countedPage(tenant, { ...query, located: true }, page, FEATURE_COLLECTION, { lagTolerant: true });
   }
 
-  private async countedPage(tenant: Tenant, query: TwinQuery, page: PageRequest, form: PageForm): Promise<CountedJson> {
+  private async countedPage(tenant: Tenant, query: TwinQuery, page: PageRequest, form: PageForm, { lagTolerant = false } = {}): Promise<CountedJson> {
+    const read = (sql: string, values: unknown[]) => (lagTolerant ? this.sql.replicaQuery(sql, values) : this.sql.query(sql, values));
     const order = isUnfiltered(query) ? indexedOrder(query) : undefined;
     if (order) {
       // twin_counts is kept by triggers in the writing transactions (migration 1763790000000): exact, O(organizations).
       const [count, ids] = query.own ? [OWN_COUNT, ownPageIds(order)] : [VISIBLE_COUNT, visiblePageIds(order)];
       const sql = countedPageSql({ count, offset: '$3::bigint', pageRows: rowsOfIds(form.columns, ids), form });
-      return (await this.sql.query(sql, [tenant.organization.id, page.size, page.offset]))[0];
+      return (await read(sql, [tenant.organization.id, page.size, page.offset]))[0];
     }
     const { where, orderBy, params } = this.compile(tenant, query);
     const size = params.add(page.size, '::int');
@@ -352,7 +354,7 @@ export class TwinsRepository {
       const pageRows = `SELECT ${form.columns}, ${numbered} FROM twins t WHERE ${where} ORDER BY ${orderBy} ${limit}`;
       sql = countedPageSql({ count: this.countSql(tenant, query, where), offset, size, pageRows, form });
     }
-    return (await this.sql.query(sql, params.values))[0];
+    return (await read(sql, params.values))[0];
   }
 
   /**
