@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { WebhookWorker } from './webhooks/webhook-worker.js';
+import { MetricsServer } from './common/metrics/metrics-server.js';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppModule } from './app.module.js';
@@ -155,7 +156,9 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   app.enableShutdownHooks([], { useProcessExit: true });
   await app.init();
   await fastify.ready();
-  // Deliveries run beside the API of every instance (not in CLI contexts, which build the modules too).
+  // The metrics listener and the deliveries run beside the API of every instance, not in CLI contexts
+  // (which build the same modules).
+  await app.get(MetricsServer).start();
   if (config.webhooks.worker) await app.get(WebhookWorker).start();
   return app;
 }

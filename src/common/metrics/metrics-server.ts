@@ -1,16 +1,18 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { Metrics } from './metrics.js';
 
 /**
  * `GET /metrics` (Prometheus text format) on METRICS_PORT, a listener of its own: scrapes stay off
  * the API port (its rate limits, its logs, and a public address). METRICS_PORT=0 turns it off. It
- * never keeps the process alive (unref) and closes with the application.
+ * never keeps the process alive (unref) and closes with the application. Started by the HTTP app
+ * (app.factory.ts), not by every Nest context: a CLI command is not a server to scrape, and would take
+ * the port of the server it runs beside.
  */
 @Injectable()
-export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutdown {
+export class MetricsServer implements OnApplicationShutdown {
   private readonly logger = new Logger('Metrics');
   private server: Server | undefined;
 
@@ -25,7 +27,7 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
     return address && typeof address === 'object' ? (address as AddressInfo).port : undefined;
   }
 
-  async onApplicationBootstrap(): Promise<void> {
+  async start(): Promise<void> {
     if (this.config.metricsPort === 0) return;
     const server = createServer((request, response) => {
       if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {

@@ -4,5 +4,5 @@ import { MetricsServer } from './metrics-server.js';
 
 /** `Metrics` for every module to register its series on; the server that exposes them. */
 @Global()
-@Module({ providers: [{ provide: Metrics, useFactory: () => new Metrics() }, MetricsServer], exports: [Metrics] })
+@Module({ providers: [{ provide: Metrics, useFactory: () => new Metrics() }, MetricsServer], exports: [Metrics, MetricsServer] })
 export class MetricsModule {}
