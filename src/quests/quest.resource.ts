@@ -83,7 +83,7 @@ export function questResource(row: QuestRow, imageUrl: ImageUrl): ResourceObject
  * original, `ot` the original's twin), `imagesBase` the SQL of the absolute URL of `/images/`.
  * test/e2e/resource-json.e2e-spec.ts proves it equal to questResource.
  */
-const questSql = (imagesBase: string): ResourceSql => ({
+const questSql = (imagesBase: string, taskCount = '(SELECT count(*) FROM quest_tasks k WHERE k.quest_id = q.id)'): ResourceSql => ({
   type: 'quests',
   id: 'q.id',
   attributes: {
@@ -97,7 +97,7 @@ const questSql = (imagesBase: string): ResourceSql => ({
     price: 'coalesce(q.price, 0)',
     'twin-metadata': `json_build_object('id', q.twin_id, 'name', t.name, 'description', t.description)`,
     'original-twin-metadata': `CASE WHEN o.twin_id IS NOT NULL THEN json_build_object('id', o.twin_id, 'name', ot.name, 'description', ot.description) END`,
-    'task-count': '(SELECT count(*) FROM quest_tasks k WHERE k.quest_id = q.id)',
+    'task-count': taskCount,
   },
   relationships: {
     images: `json_build_object('data', CASE WHEN q.summary_image_id IS NULL THEN '[]'::json ELSE json_build_array(json_build_object('type', 'images', 'id', q.summary_image_id)) END,
@@ -114,6 +114,12 @@ export const QUEST_JOINS = `JOIN twins t ON t.id = q.twin_id
     LEFT JOIN twins ot ON ot.id = o.twin_id`;
 
 export const questJsonSql = (imagesBase: string, fieldset?: ReadonlySet<string>): string => resourceJsonSql(questSql(imagesBase), fieldset);
+
+/**
+ * The full form of a quest made in the same statement (an embark's copy), whose tasks that statement's
+ * own snapshot cannot count: `taskCount` is the SQL that can (the count of the tasks CTE).
+ */
+export const newQuestJsonSql = (imagesBase: string, taskCount: string): string => resourceJsonSql(questSql(imagesBase, taskCount));
 
 /** What `fields[quests]` may name (the full form). */
 export const QUEST_FIELDS = memberNames(questSql("''"));

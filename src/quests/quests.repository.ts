@@ -11,7 +11,8 @@ import { twinJsonSql } from '../twins/twin.resource.js';
 import { imageJsonSql } from '../images/image.resource.js';
 import { isoTimestampSql, microsSql } from '../database/timestamps.js';
 import { questTasks, quests, select, type Row } from '../database/schema/index.js';
-import { QUEST_JOINS, questJsonSql, taskJsonSql, type QuestRow, type TaskRow } from './quest.resource.js';
+import { newQuestJsonSql, QUEST_JOINS, questJsonSql, taskJsonSql, type QuestRow, type TaskRow } from './quest.resource.js';
+import { recordChangesSql } from '../database/change-log.js';
 
 /** What `embark` found and did. */
 export interface EmbarkOutcome {
@@ -119,6 +120,19 @@ export interface TaskDocument {
 
 /** Where the absolute URL of `/images/` goes in quest SQL (bound by SqlParams.bindWhereUsed when a kept member uses it). */
 const IMAGES_BASE = '{{images_base}}';
+
+/**
+ * The embark's change (webhook `quest.embarked`): the copy in its full form, recorded by the embark
+ * statement itself ($4 the absolute URL of `/images/`), so it commits with the embark.
+ */
+const EMBARKED_CHANGE = recordChangesSql({
+  kind: 'quest.embarked',
+  from: `copy q ${QUEST_JOINS}`,
+  organization: 'q.organization_id',
+  twin: 'q.twin_id',
+  subject: 'q.id',
+  resource: `${newQuestJsonSql('$4::text', '(SELECT count(*) FROM tasks)')}::text`,
+});
 
 /** The two quest lists: their rows (`q`, with the twin `t` where visibility needs it). */
 export type QuestList = 'discovery' | 'mine';
@@ -351,7 +365,7 @@ export class QuestsRepository {
    * Answers the judged quest and, when embarked, the copy as a full-form row; undefined when there is
    * no quest with that id.
    */
-  async embark(tenant: TwinTenant, id: string): Promise<EmbarkOutcome | undefined> {
+  async embark(tenant: TwinTenant, id: string, imagesBase: string): Promise<EmbarkOutcome | undefined> {
     const rows: EmbarkOutcome[] = await this.sql.query(
       `WITH quest AS (
          SELECT q.id, q.twin_id, q.name, q.summary, q.description, q.summary_image_id, q.price, q.original_id,
@@ -379,7 +393,7 @@ export class QuestsRepository {
          INSERT INTO revenue_entries (quest_id, twin_id, embarking_twin_id, copy_id, amount)
          SELECT quest.id, quest.twin_id, $2, copy.id, quest.price FROM quest, copy
          RETURNING id
-       )
+       ), recorded AS (${EMBARKED_CHANGE})
        SELECT quest.readable, quest.mine, quest.original_id IS NOT NULL AS is_copy,
               CASE WHEN copy.id IS NOT NULL THEN json_build_object(
                 'id', copy.id, 'organization_id', copy.organization_id, 'twin_id', copy.twin_id, 'name', copy.name, 'summary', copy.summary,
@@ -392,7 +406,7 @@ export class QuestsRepository {
          LEFT JOIN copy ON true
          LEFT JOIN twins t ON t.id = copy.twin_id
          LEFT JOIN twins ot ON ot.id = quest.twin_id`,
-      [tenant.organization.id, tenant.twin.id, id],
+      [tenant.organization.id, tenant.twin.id, id, imagesBase],
     );
     return rows[0];
   }

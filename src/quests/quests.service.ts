@@ -164,20 +164,16 @@ export class QuestsService {
   }
 
   /**
-   * Embarks in one statement and records the copy (webhook `quest.embarked`) in the same transaction:
-   * the delivery goes out exactly when the embark committed.
+   * Embarks in one statement, which also records the copy in the change log (webhook `quest.embarked`):
+   * `imagesBase` (ImageLinks.imagesBase) is what the recorded form's image URLs start with.
    */
-  async embark(tenant: TwinTenant, id: string, url: ImageUrl): Promise<ResourceObject> {
+  async embark(tenant: TwinTenant, id: string, url: ImageUrl, imagesBase: string): Promise<ResourceObject> {
     try {
-      return await this.sql.transaction(async () => {
-        const outcome = await this.quests.embark(tenant, id);
-        if (!outcome || !outcome.readable) throw notFound('No such quest in the discovery feed.');
-        if (outcome.mine) throw conflict('A twin cannot embark on its own quest (or on its own copy).', undefined, 'own_quest');
-        if (outcome.is_copy) throw conflict('This quest is a copy; embark on its original.', undefined, 'not_an_original');
-        const copy = questResource(outcome.copy!, url);
-        await this.recordChange('quest.embarked', tenant, copy);
-        return copy;
-      });
+      const outcome = await this.quests.embark(tenant, id, imagesBase);
+      if (!outcome || !outcome.readable) throw notFound('No such quest in the discovery feed.');
+      if (outcome.mine) throw conflict('A twin cannot embark on its own quest (or on its own copy).', undefined, 'own_quest');
+      if (outcome.is_copy) throw conflict('This quest is a copy; embark on its original.', undefined, 'not_an_original');
+      return questResource(outcome.copy!, url);
     } catch (error) {
       if (isUniqueViolation(error, 'quests_embark_unique')) {
         throw conflict('The acting twin has already embarked on this quest.', undefined, 'already_embarked');
@@ -210,7 +206,7 @@ export class QuestsService {
     return taskResource(row);
   }
 
-  private recordChange(kind: 'quest.published' | 'quest.embarked', tenant: TwinTenant, resource: ResourceObject): Promise<void> {
+  private recordChange(kind: 'quest.published', tenant: TwinTenant, resource: ResourceObject): Promise<void> {
     return this.changeLog.record({ kind, organizationId: tenant.organization.id, twinId: tenant.twin.id, subjectId: resource.id, resource: JSON.stringify(resource) });
   }
 

@@ -63,10 +63,19 @@ describe('QuestsRepository (SQL)', () => {
   });
 
   it('embark: a copy for the acting twin; a quest it cannot read is not found', async () => {
-    const outcome = await quests.embark(caller, ids['River walk']);
+    const changesBefore = Number((await app.dataSource.query(`SELECT count(*) AS n FROM changes WHERE kind = 'quest.embarked' AND twin_id = $1`, [caller.twin.id]))[0].n);
+    const outcome = await quests.embark(caller, ids['River walk'], PLAIN.imagesBase);
     expect(outcome).toMatchObject({ readable: true, mine: false, is_copy: false });
     expect(outcome!.copy).toMatchObject({ twin_id: caller.twin.id, original_id: ids['River walk'], price: '1.50', task_count: 0 });
-    expect(await quests.embark(caller, ids['Hidden walk'])).toMatchObject({ readable: false, copy: null });
+    expect(await quests.embark(caller, ids['Hidden walk'], PLAIN.imagesBase)).toMatchObject({ readable: false, copy: null });
+    // The copy's change is recorded by the same statement (webhook quest.embarked); a refused embark records none.
+    const recorded: { subject_id: string; resource: string }[] = await app.dataSource.query(
+      `SELECT subject_id, resource FROM changes WHERE kind = 'quest.embarked' AND twin_id = $1 ORDER BY position`,
+      [caller.twin.id],
+    );
+    expect(recorded).toHaveLength(changesBefore + 1);
+    const copy = JSON.parse(recorded[recorded.length - 1].resource);
+    expect(copy).toMatchObject({ type: 'quests', id: outcome!.copy!.id, attributes: { 'task-count': 0, public: false, price: 1.5 } });
   });
 
   it('sends the statements committed in the snapshot', async () => {
@@ -74,7 +83,7 @@ describe('QuestsRepository (SQL)', () => {
     try {
       const statements = {
         'discovery feed, filtered': await statement(() => quests.page('discovery', caller, { name: marker, owned_by: maker.twin.id }, { number: 1, size: 50, offset: 0 }, PLAIN)),
-        embark: await statement(() => quests.embark(caller, ids['Museum tour'])),
+        embark: await statement(() => quests.embark(caller, ids['Museum tour'], PLAIN.imagesBase)),
       };
       for (const [name, text] of Object.entries(statements)) expect(text).toMatchSnapshot(name);
     } finally {
