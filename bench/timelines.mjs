@@ -299,6 +299,8 @@ async function measure(data, events) {
   await assertPortFree(SERVICE_PORT);
   // Changes are loaded with `changed` = load time: the longest retention keeps them for a year of re-runs.
   process.env.STREAM_RETENTION_HOURS = String(24 * 365);
+  // Other services on this machine may hold the default metrics port.
+  process.env.METRICS_PORT = '0';
   const service = startService(data.url);
   const stop = () => service.kill('SIGKILL');
   process.once('exit', stop);
