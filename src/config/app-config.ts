@@ -67,6 +67,8 @@ export interface AppConfig {
   eventStreamHeartbeatMs: number;
   /** How long the change log keeps changes, so an event stream can resume after a disconnect (older: `reset`). */
   streamRetentionHours: number;
+  /** Events older than this many days (by `timestamp`) are deleted in bounded batches; 0 keeps them forever. */
+  eventRetentionDays: number;
   /** Port of the Prometheus metrics listener (`GET /metrics`, apart from the API); 0 turns it off. */
   metricsPort: number;
   /**
@@ -230,6 +232,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     eventBus: read.oneOf('EVENT_BUS', ['postgres', 'memory'] as const, env.DATABASE_URL ? 'postgres' : 'memory'),
     eventStreamHeartbeatMs: read.integer('EVENT_STREAM_HEARTBEAT_MS', 15_000, 50, 3_600_000),
     streamRetentionHours: read.integer('STREAM_RETENTION_HOURS', 24, 1, 24 * 365),
+    eventRetentionDays: read.integer('EVENT_RETENTION_DAYS', 0, 0, 36_500),
     metricsPort: read.integer('METRICS_PORT', 9464, 0, 65535),
     otelEndpoint: read.url('OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
     webhooks: {
