@@ -391,12 +391,16 @@ s AS (UPDATE twins t SET tasks_supplied = t.tasks_supplied + x.n
       RETURNING t.id),
 r AS (INSERT INTO revenue_entries (quest_id, twin_id, embarking_twin_id, copy_id, amount)
       SELECT o.id, o.twin_id, c.twin_id, c.id, o.price FROM c JOIN o ON o.id = c.original_id
-      RETURNING id)
+      RETURNING id),
+-- The copy's change (webhook quest.embarked), as the service records it: the body is built once, for both.
+ch AS (INSERT INTO changes (organization_id, twin_id, kind, subject_id, resource)
+       SELECT q.organization_id, q.twin_id, 'quest.embarked', q.id, ${questJson('$5::text', '(SELECT count(*) FROM k)')}::text
+         FROM c q JOIN twins t ON t.id = q.twin_id JOIN o ON o.id = q.original_id
+              JOIN LATERAL (SELECT o.twin_id AS id, o.twin_name AS name, o.twin_description AS description) ot ON true
+       RETURNING resource)
 SELECT a.org, a.twin,
        (SELECT CASE WHEN NOT o.readable THEN 'not_found' WHEN o.mine THEN 'own_quest' WHEN o.original_id IS NOT NULL THEN 'not_an_original' ELSE 'ok' END FROM o) AS verdict,
-       (SELECT ${questJson('$5::text', '(SELECT count(*) FROM k)')}::text
-          FROM c q JOIN twins t ON t.id = q.twin_id JOIN o ON o.id = q.original_id
-               JOIN LATERAL (SELECT o.twin_id AS id, o.twin_name AS name, o.twin_description AS description) ot ON true) AS body
+       (SELECT resource FROM ch) AS body
   FROM a`;
 
 // ---------------------------------------------------------------------------------------------------
