@@ -344,7 +344,11 @@ export class EventsRepository {
 /** The timeline's conditions over the events row aliased `e`. */
 function timelineWhere(tenant: TwinTenant, filter: TimelineFilter, e = 'e'): { where: string; params: SqlParams } {
   const p = new SqlParams();
-  const clauses = [`${e}.twin_id = ${p.add(tenant.twin.id)}`, `${e}.organization_id = ${p.add(tenant.organization.id)}`];
+  // The organization is a filter, not an index condition: `IS NOT DISTINCT FROM` (the column is NOT NULL,
+  // so it means `=`) is not indexable, so the planner cannot AND in events_organization_idx, whose range
+  // is every event of the organization (200,000 at 20M events: 68 of a page's 102 ms); the twin's range
+  // of events_timeline_idx is the whole answer.
+  const clauses = [`${e}.twin_id = ${p.add(tenant.twin.id)}`, `${e}.organization_id IS NOT DISTINCT FROM ${p.add(tenant.organization.id, '::uuid')}`];
   if (filter.name !== undefined) clauses.push(`${e}.name = ${p.add(filter.name)}`);
   if (filter.category !== undefined) clauses.push(`${e}.category = ${p.add(filter.category)}`);
   if (filter.since !== undefined) clauses.push(`${e}."timestamp" >= ${p.add(filter.since, '::timestamptz')}`);
