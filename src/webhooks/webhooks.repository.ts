@@ -151,7 +151,10 @@ export class WebhooksRepository {
    * Claims up to `limit` due deliveries of enabled webhooks for one worker: the earliest of each webhook,
    * at most `perReceiver` per webhook less what the worker already has in flight to it (`inFlight`), so
    * one slow receiver cannot take every slot, and its backlog cannot hide the rows of others (each
-   * webhook's due rows are read from its own range of webhook_deliveries_due_idx). Rows other workers
+   * webhook's due rows are read from its own range of webhook_deliveries_due_idx). Slots go round the
+   * webhooks: every webhook's next row (counting what it has in flight) before any webhook's one after,
+   * so many dead receivers with old backlogs hold the slots in turn with the live ones instead of ahead
+   * of them. Rows other workers
    * hold are skipped (`SKIP LOCKED`), not waited for. A claimed row is made due again at the end of its
    * lease (`leaseMs`) and its attempt counted, in the same statement: a worker that dies mid-attempt
    * leaves a row another worker takes once the lease is over.
@@ -159,21 +162,22 @@ export class WebhooksRepository {
   async claim(options: { limit: number; perReceiver: number; inFlight: Map<string, number>; leaseMs: number }): Promise<ClaimedDelivery[]> {
     const [rows]: [ClaimedDelivery[], number] = await this.sql.query(
       `WITH due AS (
-         SELECT d.id, d.next_attempt
+         SELECT d.id, d.next_attempt, coalesce(busy.in_flight, 0) + d.nth AS turn
            FROM webhooks w
            LEFT JOIN unnest($3::uuid[], $4::int[]) AS busy (webhook_id, in_flight) ON busy.webhook_id = w.id
            CROSS JOIN LATERAL (
-             SELECT d.id, d.next_attempt FROM webhook_deliveries d
-              WHERE d.webhook_id = w.id AND d.state = 'pending' AND d.next_attempt <= now()
-              ORDER BY d.next_attempt
-              LIMIT greatest($2 - coalesce(busy.in_flight, 0), 0)) d
+             SELECT d.id, d.next_attempt, row_number() OVER (ORDER BY d.next_attempt) AS nth
+               FROM (SELECT d.id, d.next_attempt FROM webhook_deliveries d
+                      WHERE d.webhook_id = w.id AND d.state = 'pending' AND d.next_attempt <= now()
+                      ORDER BY d.next_attempt
+                      LIMIT greatest($2 - coalesce(busy.in_flight, 0), 0)) d) d
           WHERE w.enabled
        ), picked AS (
          SELECT d.id
            FROM webhook_deliveries d
            JOIN due ON due.id = d.id
           WHERE d.state = 'pending' AND d.next_attempt <= now()
-          ORDER BY due.next_attempt
+          ORDER BY due.turn, due.next_attempt
           LIMIT $1
             FOR UPDATE OF d SKIP LOCKED
        )

@@ -345,6 +345,28 @@ describe('webhooks: delivering', () => {
     expect(slow.received.length).toBe(3);
   });
 
+  it('many dead receivers with backlogs (more than all the slots) take turns with a live one, not precedence', async () => {
+    // Receivers that never answer: each attempt holds its slot for the whole timeout.
+    const dead = await receiver(() => undefined);
+    const live = await receiver();
+    const busy = await service.tenant({ organization: 'Many dead receivers' });
+    for (let i = 0; i < 12; i++) await createWebhook(service, busy, { url: `${dead.url}/${i}`, events: ['event.created'] });
+    await createWebhook(service, tenant, { url: live.url, events: ['event.created'] });
+    // 12 × 20 due rows, older than the live one's: 96 could be in flight (8 per receiver), the worker has 64 slots.
+    await service.dataSource.query(
+      `INSERT INTO changes (organization_id, twin_id, kind, subject_id, resource)
+       SELECT $1, NULL, 'event.created', gen_random_uuid(), '{"type":"events"}' FROM generate_series(1, 20)`,
+      [busy.organizationId],
+    );
+    await until('the dead receivers hold the slots', () => (dead.received.length >= 64 ? true : undefined));
+    const started = Date.now();
+    await insertChange(service, tenant);
+    await until('the live receiver got its change', () => live.received.length >= 1 || undefined);
+    // It waited at most for slots to free (one timeout), not for the backlogs.
+    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 1000);
+    await service.dataSource.query(`UPDATE webhooks SET enabled = false WHERE organization_id = $1`, [busy.organizationId]);
+  });
+
   it('finished deliveries and attempts past the retention are pruned; pending ones and recent ones stay', async () => {
     const hook = await createWebhook(service, tenant, { url: 'http://127.0.0.1:9/never', events: ['event.created'] });
     await service.dataSource.query(`UPDATE webhooks SET enabled = false WHERE id = $1`, [hook.id]);
