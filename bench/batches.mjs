@@ -8,38 +8,19 @@
 // 2. Throughput: `--connections` clients for `--seconds`, each posting batches to its own twin's
 //    timeline, as fast as answers come back (autocannon). Events stored per second.
 // Every event is ~200 bytes of JSON (name, category, a small data object, an `occurred`).
-import { execFileSync, spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { flag, option } from './lib/args.mjs';
+import { option } from './lib/args.mjs';
+import { startFreshService } from './lib/fresh-service.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const size = Number(option('size', 1000));
 const rounds = Number(option('rounds', 30));
 const seconds = Number(option('seconds', 10));
 const connections = Number(option('connections', 4));
-const base = process.env.PGURL_BASE ?? 'postgresql://postgres@127.0.0.1:5432';
-const database = 'batches_bench';
-const port = Number(option('port', 3918));
 const ATOMIC = 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"';
 const log = (message) => process.stderr.write(`${message}\n`);
 
-if (!flag('no-build')) execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs'), '--if-changed', '--quiet'], { stdio: 'inherit' });
-
-const admin = new pg.Client({ connectionString: `${base}/postgres` });
-await admin.connect();
-await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-await admin.query(`CREATE DATABASE ${database}`);
-await admin.end();
-const databaseUrl = `${base}/${database}`;
-
-// As production runs it (the Dockerfile's settings), rate limits off, deliveries off (no webhooks here).
-const env = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0', METRICS_PORT: '0' };
-const service = spawn(process.execPath, [join(root, 'dist', 'src', 'main.js')], { env, stdio: ['ignore', 'inherit', 'inherit'] });
-const url = (path) => `http://127.0.0.1:${port}${path}`;
-
+const { databaseUrl, tenant, url, stop } = await startFreshService({ database: 'batches_bench', port: Number(option('port', 3918)) });
 const batchBody = (round) =>
   JSON.stringify({
     'atomic:operations': Array.from({ length: size }, (_, i) => ({
@@ -51,14 +32,6 @@ const batchBody = (round) =>
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 try {
-  for (let i = 0; ; i++) {
-    if (await fetch(url('/health/ready')).then((r) => r.ok, () => false)) break;
-    if (i > 600) throw new Error('the service did not start');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const tenant = JSON.parse(
-    execFileSync(process.execPath, [join(root, 'dist', 'src', 'cli', 'main.js'), 'bootstrap', '--json'], { env: { ...env, LOG_LEVEL: 'error' } }).toString().trim().split('\n').pop(),
-  );
   const headers = (twin) => ({ authorization: `Token ${tenant.token}`, 'x-organization': tenant.organizationId, 'x-twin': twin, 'content-type': ATOMIC });
   const twins = [tenant.twinId];
   while (twins.length < connections) {
@@ -104,5 +77,5 @@ try {
   process.stdout.write(`${JSON.stringify({ size, rounds, latencyMs: latency, connections, seconds, eventsStored: stored, eventsPerSecond, errors })}\n`);
   if (errors > 0) process.exitCode = 1;
 } finally {
-  service.kill('SIGTERM');
+  stop();
 }

@@ -4,42 +4,20 @@
 // waits until all are open, and reads the service's resident memory (/proc/<pid>/status VmRSS) before
 // and after. Then one event per twin is written and the time until every stream has its message is
 // taken: the fan-out of the instance's one LISTEN connection.
-import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { flag, option } from './lib/args.mjs';
+import { option } from './lib/args.mjs';
+import { startFreshService } from './lib/fresh-service.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const count = Number(option('streams', 2000));
 const twinsCount = Math.min(count, Number(option('twins', 200)));
-const base = process.env.PGURL_BASE ?? 'postgresql://postgres@127.0.0.1:5432';
-const database = 'streams_bench';
 const port = Number(option('port', 3919));
 const log = (message) => process.stderr.write(`${message}\n`);
 
-if (!flag('no-build')) execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs'), '--if-changed', '--quiet'], { stdio: 'inherit' });
-const admin = new pg.Client({ connectionString: `${base}/postgres` });
-await admin.connect();
-await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-await admin.query(`CREATE DATABASE ${database}`);
-await admin.end();
-const databaseUrl = `${base}/${database}`;
-
-const env = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0', METRICS_PORT: '0', WEBHOOKS_WORKER: 'false' };
-const service = spawn(process.execPath, ['--max-old-space-size=192', '--max-semi-space-size=8', join(root, 'dist', 'src', 'main.js')], { env, stdio: ['ignore', 'inherit', 'inherit'] });
-const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${service.pid}/status`, 'utf8'))[1]) / 1024;
+const { databaseUrl, tenant, rssMb, stop } = await startFreshService({ database: 'streams_bench', port, env: { WEBHOOKS_WORKER: 'false' } });
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 
 try {
-  for (let i = 0; ; i++) {
-    if (await fetch(`http://127.0.0.1:${port}/health/ready`).then((r) => r.ok, () => false)) break;
-    if (i > 600) throw new Error('the service did not start');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const tenant = JSON.parse(execFileSync(process.execPath, [join(root, 'dist', 'src', 'cli', 'main.js'), 'bootstrap', '--json'], { env: { ...env, LOG_LEVEL: 'error' } }).toString().trim().split('\n').pop());
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const twins = [tenant.twinId];
@@ -93,5 +71,5 @@ try {
   for (const request of requests) request.destroy();
   await client.end();
 } finally {
-  service.kill('SIGTERM');
+  stop();
 }

@@ -4,43 +4,18 @@
 // WEBHOOKS_ALLOW_PRIVATE=true, one tenant and one webhook to a node:http receiver that answers 204 and
 // verifies every signature. `--count` changes are committed in one statement (the outbox trigger queues
 // one delivery each); the figure is deliveries received per second, from the commit to the last one.
-import { execFileSync, spawn } from 'node:child_process';
 import { createServer } from 'node:http';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { flag, option } from './lib/args.mjs';
+import { option } from './lib/args.mjs';
+import { startFreshService } from './lib/fresh-service.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const count = Number(option('count', 5000));
-const base = process.env.PGURL_BASE ?? 'postgresql://postgres@127.0.0.1:5432';
-const database = 'webhooks_bench';
 const port = Number(option('port', 3917));
 const log = (message) => process.stderr.write(`${message}\n`);
 
-if (!flag('no-build')) execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs'), '--if-changed', '--quiet'], { stdio: 'inherit' });
-
-const admin = new pg.Client({ connectionString: `${base}/postgres` });
-await admin.connect();
-await admin.query(`DROP DATABASE IF EXISTS ${database}`);
-await admin.query(`CREATE DATABASE ${database}`);
-await admin.end();
-const databaseUrl = `${base}/${database}`;
-
-const env = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0', WEBHOOKS_ALLOW_PRIVATE: 'true' };
-const service = spawn(process.execPath, [join(root, 'dist', 'src', 'main.js')], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+const { databaseUrl, tenant, stop } = await startFreshService({ database: 'webhooks_bench', port, env: { WEBHOOKS_ALLOW_PRIVATE: 'true' } });
 try {
-  for (let i = 0; ; i++) {
-    const up = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
-    if (up) break;
-    if (i > 600) throw new Error('the service did not start');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const tenant = JSON.parse(
-    execFileSync(process.execPath, [join(root, 'dist', 'src', 'cli', 'main.js'), 'bootstrap', '--json'], { env: { ...env, LOG_LEVEL: 'error' } }).toString().trim().split('\n').pop(),
-  );
-
   let received = 0;
   let bad = 0;
   let done;
@@ -87,5 +62,5 @@ try {
   process.stdout.write(`${JSON.stringify({ deliveries: count, seconds: Number(seconds.toFixed(2)), perSecond: rate, badSignatures: bad })}\n`);
   if (bad > 0) process.exitCode = 1;
 } finally {
-  service.kill('SIGTERM');
+  stop();
 }

@@ -6,8 +6,8 @@ import { PgCluster, freePort } from '../faults/support/pg-cluster';
 import { RedisServer } from '../faults/support/redis-server';
 import { bootstrapTenant, type Bootstrap, type ExitInfo, ServiceProcess, sleep } from '../faults/support/service-process';
 import { call, errorKind, JSON_API, retryable, retryDelay, StreamFollower, type Answer } from './support/client';
-import { Proxy } from './support/proxy';
-import { StreamingReplica } from './support/streaming-replica';
+import { NginxProcess } from '../faults/support/nginx';
+import { siteConfig } from './support/proxy';
 import { ReadReplicas } from '../../src/database/read-replicas';
 import { Client as PgClient } from 'pg';
 
@@ -32,9 +32,9 @@ const now = () => performance.now();
 
 describe('cluster: three replicas behind nginx', () => {
   let cluster: PgCluster;
-  let replica: StreamingReplica;
+  let replica: PgCluster;
   let redis: RedisServer;
-  let proxy: Proxy;
+  let proxy: NginxProcess;
   let receiver: Server;
   let databaseUrl: string;
   const replicas: ServiceProcess[] = [];
@@ -46,7 +46,7 @@ describe('cluster: three replicas behind nginx', () => {
     await cluster.createDatabase(DATABASE);
     databaseUrl = cluster.url(DATABASE);
     // Made after the database exists, so the standby has it; the schema arrives by replication.
-    replica = await StreamingReplica.create(cluster);
+    replica = await PgCluster.standbyOf(cluster);
     redis = await RedisServer.start();
     receiver = createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -74,7 +74,8 @@ describe('cluster: three replicas behind nginx', () => {
     // All three at the same moment on a new database: the migration lock decides who migrates.
     replicas.push(...(await Promise.all(ports.map((port) => ServiceProcess.start({ port, databaseUrl, env })))));
     await Promise.all(ports.map((port) => untilReady(port)));
-    proxy = await Proxy.start(ports);
+    // The repository's recommended site file (deploy/nginx/twin-service.conf), as it is.
+    proxy = await NginxProcess.start(ports, siteConfig);
   }, 180_000);
 
   afterAll(async () => {

@@ -56,7 +56,11 @@ export class NginxProcess {
     return join(this.dir, 'access.log');
   }
 
-  static async start(upstreamPorts: number[]): Promise<NginxProcess> {
+  /**
+   * `site` writes the `http` block's upstream and server for the listen port (`test/cluster` passes the
+   * repository's own site file, deploy/nginx/twin-service.conf); by default the one above.
+   */
+  static async start(upstreamPorts: number[], site: (listen: number, upstreamPorts: number[]) => string = defaultSite): Promise<NginxProcess> {
     if (!existsSync(NGINX)) {
       throw new Error(`nginx not found at ${NGINX}: install it with \`apt-get install -y nginx\` (CI does), or set NGINX_BIN`);
     }
@@ -65,7 +69,7 @@ export class NginxProcess {
     // prefix folder (they create the body buffer files in it; nginx chowns those folders itself).
     chmodSync(dir, 0o755);
     const port = await freePort();
-    writeFileSync(join(dir, 'nginx.conf'), config(dir, port, upstreamPorts));
+    writeFileSync(join(dir, 'nginx.conf'), config(dir, site(port, upstreamPorts)));
     // Its own process group (so a group kill takes the workers too), and SIGTERM to the master if the
     // test process dies (nginx's fast shutdown: the master stops its workers).
     const child = spawn(...dyingWithParent(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], 'TERM'), {
@@ -97,15 +101,20 @@ export class NginxProcess {
     }
   }
 
-  /** Access log lines: `<status> <upstream_addr> <upstream_status> <request_time> "<request>"`. */
+  /**
+   * Access log lines: `<status> <upstream_addr> <upstream_status> <request_time> "<request>"` (the request
+   * with its quotes). A request nginx passed to several replicas lists each (`a:1, b:2` and `502, 201`),
+   * spaces included.
+   */
   accessLog(): { status: number; upstreamAddr: string; upstreamStatus: string; requestTime: number; request: string }[] {
     if (!existsSync(this.accessLogFile)) return [];
     return readFileSync(this.accessLogFile, 'utf8')
       .split('\n')
       .filter(Boolean)
       .map((line) => {
-        const [status, upstreamAddr, upstreamStatus, requestTime, ...rest] = line.split(' ');
-        return { status: Number(status), upstreamAddr, upstreamStatus, requestTime: Number(requestTime), request: rest.join(' ') };
+        const match = /^(\d+) (.*?) (\S+(?:, \S+)*(?: : \S+)*) (\S+) (".*")$/.exec(line);
+        const [, status, upstreamAddr, upstreamStatus, requestTime, request] = match ?? ['', '0', '', '', '0', line];
+        return { status: Number(status), upstreamAddr, upstreamStatus, requestTime: Number(requestTime), request };
       });
   }
 
@@ -137,7 +146,8 @@ export class NginxProcess {
   }
 }
 
-function config(dir: string, port: number, upstreamPorts: number[]): string {
+/** The main configuration: a prefix of its own (pid, logs, body buffers), the access log format, and `site`. */
+function config(dir: string, site: string): string {
   const temp = (name: string) => `${name}_temp_path ${join(dir, name.replace('_', '-'))};`;
   return `
 daemon off;
@@ -147,7 +157,7 @@ pid ${join(dir, 'nginx.pid')};
 error_log ${join(dir, 'error.log')} warn;
 
 events {
-  worker_connections 256;
+  worker_connections 512;
 }
 
 http {
@@ -159,14 +169,21 @@ http {
   ${temp('uwsgi')}
   ${temp('scgi')}
 
+${site}
+}
+`;
+}
+
+/** nginx's defaults, written out, in front of the replicas: one failure marks a replica down for 10 s. */
+function defaultSite(listen: number, upstreamPorts: number[]): string {
+  return `
   upstream twin_service {
-    # nginx's defaults, written out: one failure marks a replica down for 10 s.
 ${upstreamPorts.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=10s;`).join('\n')}
     keepalive 16;
   }
 
   server {
-    listen 127.0.0.1:${port};
+    listen 127.0.0.1:${listen};
     client_max_body_size 100m;
 
     location / {
@@ -177,7 +194,6 @@ ${upstreamPorts.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=1
       proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
     }
   }
-}
 `;
 }
 

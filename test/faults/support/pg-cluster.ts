@@ -57,10 +57,30 @@ export class PgCluster {
     return cluster;
   }
 
-  /** Starts the server and waits until it accepts connections. */
+  /**
+   * A hot standby of `primary`: `pg_basebackup -R -X stream` from it (initdb trusts replication
+   * connections from 127.0.0.1) instead of initdb, then started on a free port of its own.
+   */
+  static async standbyOf(primary: PgCluster): Promise<PgCluster> {
+    const dir = mkdtempSync(join(tmpdir(), 'twin-faults-standby-'));
+    const standby = new PgCluster(dir, primary.bin, await freePort(primary.port + 100), primary.asUser);
+    onProcessExit(() => standby.destroySync());
+    try {
+      if (standby.asUser) chownTree(dir, standby.asUser);
+      await standby.run('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', standby.dataDir, '-R', '-X', 'stream', '--no-sync', '-c', 'fast']);
+      await standby.run('bash', ['-c', `mkdir -p '${standby.socketDir}'`]);
+      await standby.start();
+    } catch (error) {
+      await standby.destroy();
+      throw error;
+    }
+    return standby;
+  }
+
+  /** Starts the server and waits until it accepts connections (a standby: once it accepts reads). */
   async start(): Promise<void> {
     const options = `-p ${this.port} -k ${this.socketDir} -c listen_addresses=127.0.0.1 -c max_connections=50 -c shared_buffers=32MB`;
-    await this.run('pg_ctl', ['-D', this.dataDir, '-o', options, '-l', this.logFile, '-w', '-t', '30', 'start']);
+    await this.run('pg_ctl', ['-D', this.dataDir, '-o', options, '-l', this.logFile, '-w', '-t', '60', 'start']);
     this.running = true;
   }
 
@@ -122,7 +142,7 @@ export class PgCluster {
   private run(tool: string, args: string[]): Promise<string> {
     const [file, argv] = this.command(tool, args);
     return new Promise((resolve, reject) => {
-      execFile(file, argv, { timeout: 60_000 }, (error, stdout, stderr) => {
+      execFile(file, argv, { timeout: 120_000 }, (error, stdout, stderr) => {
         if (error) reject(new Error(`${tool} ${args.join(' ')} failed: ${error.message}\n${stderr}\n${this.logTail()}`));
         else resolve(stdout);
       });
