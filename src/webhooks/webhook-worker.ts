@@ -10,6 +10,9 @@ import type { AttemptResult, ClaimedDelivery, WebhooksRepository } from './webho
 /** The NOTIFY channel of the outbox trigger (migration Webhooks). */
 export const DELIVERIES_CHANNEL = 'webhook_deliveries';
 
+/** How long a stopping worker waits for its attempts in flight before it aborts them. */
+const STOP_GRACE_MS = 2000;
+
 /** How often each worker deletes finished deliveries and attempts past WEBHOOKS_LOG_RETENTION_DAYS. */
 const PRUNE_INTERVAL_MS = 10 * 60 * 1000;
 
@@ -74,7 +77,12 @@ export class WebhookWorker {
     this.wake();
   }
 
-  /** Stops claiming, aborts the attempts in flight and hands their rows back, so another instance (or the next start) sends them at once. */
+  /**
+   * Stops claiming, lets the attempts in flight finish for up to STOP_GRACE_MS (an attempt cut short
+   * after the receiver already had the request would be sent again by the next worker: a duplicate on
+   * every rolling restart), then aborts the rest and hands their rows back, so another instance (or the
+   * next start) sends them at once.
+   */
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
@@ -82,8 +90,11 @@ export class WebhookWorker {
     clearInterval(this.pruneTimer);
     clearTimeout(this.retryTimer);
     await this.pruning;
-    this.stopping.abort();
     await this.claiming?.catch(() => undefined);
+    let grace: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...this.inFlight.values()]), new Promise((resolve) => (grace = setTimeout(resolve, STOP_GRACE_MS)))]);
+    clearTimeout(grace);
+    this.stopping.abort();
     await Promise.allSettled([...this.inFlight.values()]);
     await this.sender.close();
   }
