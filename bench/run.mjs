@@ -31,6 +31,8 @@ const connectionsList = option('connections', '8,50').split(',').map(Number);
 const only = option('only', undefined);
 const base = (process.env.PGURL_BASE ?? 'postgresql://postgres@127.0.0.1:5432').replace(/\/$/, '');
 const log = (line) => process.stderr.write(`${line}\n`);
+/** BENCH_DB_SUFFIX names a separate copy of the datasets (twin_bench_quick<suffix>), for a second checkout whose migrations differ. */
+const dataset = (name) => `twin_bench_${name}${process.env.BENCH_DB_SUFFIX ?? ''}`;
 
 /** Least service/raw throughput ratio per scenario kind. */
 const TARGETS = {
@@ -202,7 +204,7 @@ async function main() {
     await run('npm', ['run', 'build', '--silent'], { cwd: root });
   }
 
-  const data = await prepare(await ensureData({ base, name: `twin_bench_${mode}`, mode, root, log }), log);
+  const data = await prepare(await ensureData({ base, name: dataset(mode), mode, root, log }), log);
   // POST /events/ writes to its own twin: start each run from an empty timeline there.
   const db = await connect(data.url);
   await db.query('DELETE FROM events WHERE twin_id = $1', [data.postTwin]);
@@ -223,7 +225,7 @@ async function main() {
   // and distance names carry dataset-specific counts).
   let scaling;
   if (mode === 'full' && (!only || flag('scaling'))) {
-    const small = await prepare(await ensureData({ base, name: 'twin_bench_quick', mode: 'quick', root, log }), log);
+    const small = await prepare(await ensureData({ base, name: dataset('quick'), mode: 'quick', root, log }), log);
     const smallList = scenarios(small).filter((s) => !only || only.split(',').some((part) => s.name.includes(part)));
     const smallRows = await measure(smallList, small, { label: '100k', peak: { rss: 0, hwm: 0 } });
     scaling = smallRows.map((r, i) => {
