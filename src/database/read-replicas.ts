@@ -82,6 +82,11 @@ export class ReadReplicas {
     return this.replicas.map(({ name, queries, failures, downUntil }) => ({ name, queries, failures, down: downUntil > now }));
   }
 
+  /** Each replica's pool, as `Database.poolStats` gives the primary's (for the metrics). */
+  poolStats(): { total: number; idle: number; waiting: number }[] {
+    return this.replicas.map(({ pool }) => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }));
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.replicas.map((replica) => replica.pool.end().catch(() => undefined)));
   }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
+import { Metrics } from '../../src/common/metrics/metrics';
 import { Database } from '../../src/database/database';
 import { ReadReplicas } from '../../src/database/read-replicas';
 import { Sql } from '../../src/database/sql';
@@ -74,6 +75,25 @@ describeOnPostgres('read replicas (Sql.replicaQuery)', () => {
       { name: 'replica 1', queries: 1, failures: 1, down: true },
       { name: 'replica 2', queries: 5, failures: 0, down: false },
     ]);
+  });
+
+  it('shows each replica on /metrics by its place in the list: pool, in use or left out, reads and fallbacks', async () => {
+    const down = `postgresql://postgres@127.0.0.1:${await closedPort()}/nowhere`;
+    const { sql, app } = await start([down, url]);
+    for (let i = 0; i < 3; i++) await sql.replicaQuery(APPLICATION);
+    const text = await app.app.get(Metrics).registry.metrics();
+    const sample = (series: string) => Number(text.split('\n').find((line) => line.startsWith(`${series} `))?.split(' ').pop());
+    expect(sample('db_replica_up{replica="1"}')).toBe(0);
+    expect(sample('db_replica_up{replica="2"}')).toBe(1);
+    expect(sample('db_replica_reads_total{replica="1"}')).toBe(1);
+    expect(sample('db_replica_fallbacks_total{replica="1"}')).toBe(1);
+    expect(sample('db_replica_reads_total{replica="2"}')).toBe(2);
+    expect(sample('db_replica_fallbacks_total{replica="2"}')).toBe(0);
+    expect(sample('db_replica_pool_connections{replica="2",state="total"}')).toBeGreaterThanOrEqual(1);
+    expect(sample('db_replica_pool_connections{replica="1",state="total"}')).toBe(0);
+    expect(sample('db_replica_pool_waiting_requests{replica="2"}')).toBe(0);
+    // The URLs (credentials, hosts) never appear.
+    expect(text).not.toContain('nowhere');
   });
 
   it('with every replica down, every read still succeeds on the primary', async () => {
