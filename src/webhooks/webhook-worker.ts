@@ -169,9 +169,9 @@ export class WebhookWorker {
   }
 
   private async send(delivery: ClaimedDelivery, attempted: Date): Promise<AttemptOutcome> {
-    let signer: Webhook;
+    let signers: Webhook[];
     try {
-      signer = new Webhook(this.secrets.open(delivery.secret_sealed, delivery.webhook_id));
+      signers = [delivery.secret_sealed, delivery.previous_secret_sealed].filter((sealed) => sealed !== null).map((sealed) => new Webhook(this.secrets.open(sealed, delivery.webhook_id)));
     } catch {
       // A key other than the one that sealed the secret (WEBHOOKS_SECRET_KEY changed or removed).
       return { statusCode: null, error: 'the signing secret cannot be opened with the configured WEBHOOKS_SECRET_KEY', durationMs: 0 };
@@ -180,7 +180,9 @@ export class WebhookWorker {
     const headers = {
       'webhook-id': delivery.id,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': signer.sign(delivery.id, new Date(timestamp * 1000), delivery.body),
+      // During a rotation's overlap, one signature per secret, space-separated (Standard Webhooks): a
+      // receiver verifying with either secret accepts the delivery.
+      'webhook-signature': signers.map((signer) => signer.sign(delivery.id, new Date(timestamp * 1000), delivery.body)).join(' '),
     };
     return this.sender.send(delivery.url, headers, delivery.body, this.stopping.signal);
   }

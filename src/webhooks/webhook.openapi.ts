@@ -21,6 +21,7 @@ const SAMPLE_ROW: WebhookRow = {
   events: ['event.created', 'twin.updated'],
   description: 'Order sync',
   enabled: true,
+  previous_secret_expires: null,
   created: '2026-11-21T19:26:03.123456Z',
   modified: '2026-11-21T19:26:03.123456Z',
 };
@@ -49,6 +50,11 @@ const FORMS = resourceForms({
     events: { type: 'array', items: EVENT_TYPE, minItems: 1, description: 'The change kinds it receives.' },
     description: { type: 'string', nullable: true, maxLength: 1024 },
     enabled: { type: 'boolean', description: 'Disabled: nothing new is queued for it; what was queued waits.' },
+    'previous-secret-expires': {
+      ...TIMESTAMP,
+      nullable: true,
+      description: 'While a rotation\'s overlap lasts (`rotate-secret?previous_secret_expires_in=…`), when the replaced secret stops signing; null otherwise.',
+    },
     created: TIMESTAMP,
     modified: TIMESTAMP,
     secret: {

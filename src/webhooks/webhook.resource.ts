@@ -11,6 +11,7 @@ export function webhookResource(row: WebhookRow, secret?: string): ResourceObjec
       events: row.events,
       description: row.description,
       enabled: row.enabled,
+      'previous-secret-expires': row.previous_secret_expires,
       created: row.created,
       modified: row.modified,
       ...(secret === undefined ? {} : { secret }),

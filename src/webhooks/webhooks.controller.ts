@@ -16,7 +16,7 @@ import {
   WEBHOOK_SECRET_DOCUMENT,
   WEBHOOK_UPDATE_REQUEST,
 } from './webhook.openapi.js';
-import { WEBHOOK_LIST_QUERY, type WebhookListQuery } from './webhook-query.js';
+import { ROTATE_SECRET_QUERY, WEBHOOK_LIST_QUERY, type RotateSecretQuery, type WebhookListQuery } from './webhook-query.js';
 import { WebhooksService } from './webhooks.service.js';
 
 const WHO =
@@ -108,12 +108,16 @@ export class WebhooksController {
   @HttpCode(200)
   @ApiOperation({
     summary: "Replace a webhook's signing secret",
-    description: `${WHO} The new secret is in the answer, shown this once, and signs every attempt from now on (queued retries included); the old one stops at once.`,
+    description:
+      `${WHO} The new secret is in the answer, shown this once, and signs every attempt from now on (queued retries included). ` +
+      'The old one stops at once, or with `previous_secret_expires_in` keeps signing beside it until `previous-secret-expires` ' +
+      '(`webhook-signature` then holds both signatures, space-separated, as Standard Webhooks allows). A rotation ends any earlier overlap.',
   })
   @ApiParam({ name: 'id', example: EXAMPLE_IDS.webhooks })
+  @ApiQueryParameters(ROTATE_SECRET_QUERY)
   @ApiDocument(200, WEBHOOK_SECRET_DOCUMENT, { description: '`{data: webhook}` with its new `secret`' })
-  @ApiErrors({ 404: NOT_FOUND })
-  rotateSecret(@Tenant() tenant: TenantContext, @Param('id', UuidParam) id: string) {
-    return this.webhooks.rotateSecret(tenant, id);
+  @ApiErrors({ 400: '`invalid_parameter`: `previous_secret_expires_in` is not a number of seconds from 0 to 86400, or an unknown parameter.', 404: NOT_FOUND })
+  rotateSecret(@Tenant() tenant: TenantContext, @Param('id', UuidParam) id: string, @Query(ROTATE_SECRET_QUERY) query: RotateSecretQuery) {
+    return this.webhooks.rotateSecret(tenant, id, query.previous_secret_expires_in ?? 0);
   }
 }

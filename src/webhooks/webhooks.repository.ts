@@ -4,7 +4,7 @@ import type { PageRequest } from '../common/json-api/pagination.js';
 import { select, webhookAttempts, webhooks, type Row } from '../database/schema/index.js';
 import type { AttemptOutcome } from './webhook-sender.js';
 
-export type WebhookRow = Omit<Row<typeof webhooks>, 'secret_sealed'>;
+export type WebhookRow = Omit<Row<typeof webhooks>, 'secret_sealed' | 'previous_secret_sealed'>;
 export type AttemptRow = Omit<Row<typeof webhookAttempts>, 'webhook_id'>;
 
 /** What a worker needs to make one attempt. */
@@ -19,12 +19,20 @@ export interface ClaimedDelivery {
   queued_ms: number;
   url: string;
   secret_sealed: Buffer;
+  /** The secret a rotation replaced, while its overlap lasts: attempts are signed with both. */
+  previous_secret_sealed: Buffer | null;
 }
 
 /** How an attempt ends the delivery's state: delivered, failed for good, or due again at `nextAttempt`. */
 export type AttemptResult = { state: 'delivered' | 'failed' } | { state: 'pending'; nextAttempt: Date };
 
-const COLUMNS = select(webhooks, 'w', { only: ['id', 'organization_id', 'url', 'events', 'description', 'enabled', 'created', 'modified'] });
+/** A replaced secret that still signs, in `w`'s row: null once its overlap has ended. */
+const previousSecret = (w: string, column: 'previous_secret_sealed' | 'previous_secret_expires') => `CASE WHEN ${w}.previous_secret_expires > now() THEN ${w}.${column} END`;
+
+const COLUMNS = select(webhooks, 'w', {
+  only: ['id', 'organization_id', 'url', 'events', 'description', 'enabled', 'previous_secret_expires', 'created', 'modified'],
+  expressions: { previous_secret_expires: (w) => previousSecret(w, 'previous_secret_expires') },
+});
 const ATTEMPT_COLUMNS = select(webhookAttempts, 'a', { only: ['id', 'delivery_id', 'kind', 'attempt', 'status_code', 'error', 'duration_ms', 'attempted'] });
 
 export interface WebhookChanges {
@@ -93,10 +101,21 @@ export class WebhooksRepository {
     return rows[0];
   }
 
-  async replaceSecret(organizationId: string, id: string, sealed: Buffer): Promise<WebhookRow | undefined> {
+  /**
+   * Seals in a new secret. With `overlapSeconds` > 0 the replaced one keeps signing beside it for that
+   * long (SET reads the row as it was, so `previous_secret_sealed` takes the old secret); with 0 it stops
+   * at once, and so does any earlier overlap.
+   */
+  async replaceSecret(organizationId: string, id: string, sealed: Buffer, overlapSeconds: number): Promise<WebhookRow | undefined> {
     const [rows]: [WebhookRow[], number] = await this.sql.query(
-      `UPDATE webhooks w SET secret_sealed = $3, modified = now() WHERE w.organization_id = $1 AND w.id = $2 RETURNING ${COLUMNS}`,
-      [organizationId, id, sealed],
+      `UPDATE webhooks w
+          SET secret_sealed = $3,
+              previous_secret_sealed = CASE WHEN $4::float8 > 0 THEN w.secret_sealed END,
+              previous_secret_expires = CASE WHEN $4::float8 > 0 THEN now() + make_interval(secs => $4::float8) END,
+              modified = now()
+        WHERE w.organization_id = $1 AND w.id = $2
+        RETURNING ${COLUMNS}`,
+      [organizationId, id, sealed, overlapSeconds],
     );
     return rows[0];
   }
@@ -185,7 +204,8 @@ export class WebhooksRepository {
           SET next_attempt = clock_timestamp() + $5 * interval '1 millisecond', attempts = d.attempts + 1
          FROM picked, webhooks w
         WHERE d.id = picked.id AND w.id = d.webhook_id
-        RETURNING d.id, d.webhook_id, d.kind, d.body, d.attempts, (extract(epoch FROM d.created) * 1000)::float8 AS queued_ms, w.url, w.secret_sealed`,
+        RETURNING d.id, d.webhook_id, d.kind, d.body, d.attempts, (extract(epoch FROM d.created) * 1000)::float8 AS queued_ms, w.url, w.secret_sealed,
+                  ${previousSecret('w', 'previous_secret_sealed')} AS previous_secret_sealed`,
       [options.limit, options.perReceiver, [...options.inFlight.keys()], [...options.inFlight.values()], options.leaseMs],
     );
     return rows;

@@ -63,9 +63,10 @@ export class WebhooksService {
   }
 
   /** A new secret, effective at once: deliveries still queued are signed with it when they are next attempted. */
-  async rotateSecret(tenant: Tenant, id: string): Promise<ResourceObject> {
+  /** A new secret; the replaced one keeps signing for `overlapSeconds` (0: it stops at once). */
+  async rotateSecret(tenant: Tenant, id: string, overlapSeconds: number): Promise<ResourceObject> {
     const secret = newWebhookSecret();
-    const row = await this.webhooks.replaceSecret(tenant.organization.id, id, this.secrets.seal(secret, id));
+    const row = await this.webhooks.replaceSecret(tenant.organization.id, id, this.secrets.seal(secret, id), overlapSeconds);
     if (!row) throw notFound('No such webhook.');
     return webhookResource(row, secret);
   }

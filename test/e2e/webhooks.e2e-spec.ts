@@ -108,6 +108,7 @@ describe('webhooks: managing them', () => {
         events: ['event.created', 'twin.updated'],
         description: 'Sync',
         enabled: true,
+        'previous-secret-expires': null,
         created: expect.stringMatching(MICROSECOND_TIMESTAMP),
         modified: expect.stringMatching(MICROSECOND_TIMESTAMP),
         secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
@@ -122,7 +123,8 @@ describe('webhooks: managing them', () => {
     const listed = await service.inject({ method: 'GET', url: '/webhooks/', headers: tenant.headers() });
     expect(listed.json().data.map((item: { id: string }) => item.id)).toEqual([id]);
     expect(listed.json().meta).toEqual({ pagination: { page: 1, pages: 1, count: 1 } });
-    expect(listed.body).not.toContain('secret');
+    expect(listed.body).not.toContain('whsec_');
+    expect(listed.json().data[0].attributes).not.toHaveProperty('secret');
 
     const changed = await send('PATCH', `/webhooks/${id}`, { type: 'webhooks', id, attributes: { enabled: false, events: ['quest.published'] } });
     expect(changed.statusCode).toBe(200);
@@ -133,6 +135,7 @@ describe('webhooks: managing them', () => {
     expect(rotated.statusCode).toBe(200);
     expect(rotated.json().data.attributes.secret).toMatch(/^whsec_/);
     expect(rotated.json().data.attributes.secret).not.toBe(data.attributes.secret);
+    expect(rotated.json().data.attributes['previous-secret-expires']).toBeNull();
 
     const deleted = await service.inject({ method: 'DELETE', url: `/webhooks/${id}`, headers: tenant.headers() });
     expect(deleted.statusCode).toBe(204);
@@ -157,6 +160,32 @@ describe('webhooks: managing them', () => {
     expect(error.code).toBe('invalid_document');
     const listed = await service.inject({ method: 'GET', url: '/webhooks/', headers: tenant.headers() });
     expect(listed.json().data).toEqual([]);
+  });
+
+  it('a rotation with an overlap shows until when the replaced secret signs; a later rotation without one ends it; bad values are 400s', async () => {
+    const webhook = await createWebhook(service, tenant, { url: PUBLIC_URL, events: ['event.created'] });
+    const rotate = (query: string) => service.inject({ method: 'POST', url: `/webhooks/${webhook.id}/rotate-secret${query}`, headers: tenant.headers() });
+    const before = Date.now();
+    const overlapping = await rotate('?previous_secret_expires_in=3600');
+    expect(overlapping.statusCode).toBe(200);
+    const expires = overlapping.json().data.attributes['previous-secret-expires'];
+    expect(expires).toMatch(MICROSECOND_TIMESTAMP);
+    expect(Date.parse(expires) - before).toBeGreaterThan(3_590_000);
+    expect(Date.parse(expires) - before).toBeLessThan(3_610_000);
+    const shown = await service.inject({ method: 'GET', url: `/webhooks/${webhook.id}`, headers: tenant.headers() });
+    expect(shown.json().data.attributes['previous-secret-expires']).toBe(expires);
+
+    for (const query of ['?previous_secret_expires_in=-1', '?previous_secret_expires_in=86401', '?previous_secret_expires_in=soon', '?grace=10']) {
+      const refused = expectError(await rotate(query), 400);
+      expect(refused.code).toBe('invalid_parameter');
+    }
+    // Refused rotations changed nothing.
+    const unchanged = await service.inject({ method: 'GET', url: `/webhooks/${webhook.id}`, headers: tenant.headers() });
+    expect(unchanged.json().data.attributes['previous-secret-expires']).toBe(expires);
+
+    const ended = await rotate('');
+    expect(ended.json().data.attributes['previous-secret-expires']).toBeNull();
+    await service.inject({ method: 'DELETE', url: `/webhooks/${webhook.id}`, headers: tenant.headers() });
   });
 
   it('refuses a private URL on PATCH too, leaving the webhook as it was', async () => {
@@ -273,6 +302,29 @@ describe('webhooks: delivering', () => {
       },
     ]);
     expect(endpoint.received).toHaveLength(1);
+  });
+
+  it('during a rotation\'s overlap signs with both secrets, so either verifies; after it, with the new one only', async () => {
+    const endpoint = await receiver();
+    const webhook = await createWebhook(service, tenant, { url: endpoint.url, events: ['event.created'] });
+    const oldSecret = webhook.attributes.secret;
+    const rotated = await service.inject({ method: 'POST', url: `/webhooks/${webhook.id}/rotate-secret?previous_secret_expires_in=1.5`, headers: tenant.headers() });
+    const newSecret = rotated.json().data.attributes.secret as string;
+    await insertChange(service, tenant);
+    const [during] = await until('the delivery during the overlap', () => (endpoint.received.length > 0 ? endpoint.received : undefined));
+    expect(during.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+={0,2} v1,[A-Za-z0-9+/]+={0,2}$/);
+    expect(new Webhook(newSecret).verify(during.body, during.headers)).toMatchObject({ type: 'event.created' });
+    expect(new Webhook(oldSecret).verify(during.body, during.headers)).toMatchObject({ type: 'event.created' });
+
+    await until('the overlap to end', async () => {
+      const shown = await service.inject({ method: 'GET', url: `/webhooks/${webhook.id}`, headers: tenant.headers() });
+      return shown.json().data.attributes['previous-secret-expires'] === null || undefined;
+    });
+    await insertChange(service, tenant);
+    const [, after] = await until('the delivery after the overlap', () => (endpoint.received.length > 1 ? endpoint.received : undefined));
+    expect(after.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+={0,2}$/);
+    expect(new Webhook(newSecret).verify(after.body, after.headers)).toMatchObject({ type: 'event.created' });
+    expect(() => new Webhook(oldSecret).verify(after.body, after.headers)).toThrow();
   });
 
   it('retries a receiver that fails three times: the 4th attempt delivers, with the same webhook-id and body', async () => {

@@ -791,7 +791,7 @@ export interface paths {
         put?: never;
         /**
          * Replace a webhook's signing secret
-         * @description Any member of the `X-Organization` organization manages its webhooks (the token and organization headers, as on every organization route); another organization's webhook answers 404, as if it did not exist. The new secret is in the answer, shown this once, and signs every attempt from now on (queued retries included); the old one stops at once.
+         * @description Any member of the `X-Organization` organization manages its webhooks (the token and organization headers, as on every organization route); another organization's webhook answers 404, as if it did not exist. The new secret is in the answer, shown this once, and signs every attempt from now on (queued retries included). The old one stops at once, or with `previous_secret_expires_in` keeps signing beside it until `previous-secret-expires` (`webhook-signature` then holds both signatures, space-separated, as Standard Webhooks allows). A rotation ends any earlier overlap.
          */
         post: operations["WebhooksController_rotateSecret"];
         delete?: never;
@@ -2091,6 +2091,12 @@ export interface components {
                 enabled: boolean;
                 /**
                  * Format: date-time
+                 * @description While a rotation's overlap lasts (`rotate-secret?previous_secret_expires_in=…`), when the replaced secret stops signing; null otherwise.
+                 * @example 2026-11-21T19:26:03.123456Z
+                 */
+                "previous-secret-expires": string | null;
+                /**
+                 * Format: date-time
                  * @example 2026-11-21T19:26:03.123456Z
                  */
                 created: string;
@@ -2118,6 +2124,12 @@ export interface components {
                 description: string | null;
                 /** @description Disabled: nothing new is queued for it; what was queued waits. */
                 enabled: boolean;
+                /**
+                 * Format: date-time
+                 * @description While a rotation's overlap lasts (`rotate-secret?previous_secret_expires_in=…`), when the replaced secret stops signing; null otherwise.
+                 * @example 2026-11-21T19:26:03.123456Z
+                 */
+                "previous-secret-expires": string | null;
                 /**
                  * Format: date-time
                  * @example 2026-11-21T19:26:03.123456Z
@@ -6751,6 +6763,7 @@ export interface operations {
                      *             ],
                      *             "description": "Order sync",
                      *             "enabled": true,
+                     *             "previous-secret-expires": null,
                      *             "created": "2026-11-21T19:26:03.123456Z",
                      *             "modified": "2026-11-21T19:26:03.123456Z"
                      *           }
@@ -6861,6 +6874,7 @@ export interface operations {
                      *           ],
                      *           "description": "Order sync",
                      *           "enabled": true,
+                     *           "previous-secret-expires": null,
                      *           "created": "2026-11-21T19:26:03.123456Z",
                      *           "modified": "2026-11-21T19:26:03.123456Z",
                      *           "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw+YUhITuoNIk="
@@ -6957,6 +6971,7 @@ export interface operations {
                      *           ],
                      *           "description": "Order sync",
                      *           "enabled": true,
+                     *           "previous-secret-expires": null,
                      *           "created": "2026-11-21T19:26:03.123456Z",
                      *           "modified": "2026-11-21T19:26:03.123456Z"
                      *         }
@@ -7133,6 +7148,7 @@ export interface operations {
                      *           ],
                      *           "description": "Order sync",
                      *           "enabled": true,
+                     *           "previous-secret-expires": null,
                      *           "created": "2026-11-21T19:26:03.123456Z",
                      *           "modified": "2026-11-21T19:26:03.123456Z"
                      *         }
@@ -7325,7 +7341,10 @@ export interface operations {
     };
     WebhooksController_rotateSecret: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Seconds the replaced secret keeps signing beside the new one (each delivery then carries two signatures), so receivers can switch secrets without refusing a delivery; 0 (the default) retires it at once, as after a leak. */
+                previous_secret_expires_in?: number;
+            };
             header?: never;
             path: {
                 /** @description A UUID; anything else is a 404. */
@@ -7356,6 +7375,7 @@ export interface operations {
                      *           ],
                      *           "description": "Order sync",
                      *           "enabled": true,
+                     *           "previous-secret-expires": null,
                      *           "created": "2026-11-21T19:26:03.123456Z",
                      *           "modified": "2026-11-21T19:26:03.123456Z",
                      *           "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw+YUhITuoNIk="
@@ -7366,7 +7386,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["WebhookWithSecretDocument"];
                 };
             };
-            /** @description `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
+            /** @description `invalid_parameter`: `previous_secret_expires_in` is not a number of seconds from 0 to 86400, or an unknown parameter. */
             400: {
                 headers: {
                     [name: string]: unknown;

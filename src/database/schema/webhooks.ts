@@ -17,11 +17,15 @@ export const webhooks = defineTable(
     enabled: { type: 'boolean', default: true },
     /** iv (12 bytes) ‖ GCM tag (16) ‖ ciphertext of the secret's text, the webhook id as associated data. */
     secret_sealed: { type: 'bytea' },
+    /** The secret a rotation replaced, sealed the same way, still signing until `previous_secret_expires` (migration WebhookSecretRotation). */
+    previous_secret_sealed: { type: 'bytea', nullable: true },
+    previous_secret_expires: { type: 'timestamptz', precision: 6, nullable: true },
     created: { type: 'timestamptz', precision: 6, default: () => 'now()' },
     modified: { type: 'timestamptz', precision: 6, default: () => 'now()' },
   },
   {
     indices: [{ name: 'webhooks_organization_idx', columns: ['organization_id', 'created'] }],
+    checks: [{ name: 'webhooks_previous_secret_check', expression: '(previous_secret_sealed IS NULL) = (previous_secret_expires IS NULL)' }],
     relations: {
       organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'webhooks_organization_id_fkey' } },
     },
