@@ -1,8 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { postgis } from '@electric-sql/pglite-postgis';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { readTemplate } from './embedded-template.js';
 
 /**
@@ -51,6 +48,13 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
   // PGlite writes PG_VERSION when it initialises a data directory: without it the database is new.
   const created = !location || !existsSync(`${location}/PG_VERSION`);
   const template = created && options.template !== false ? readTemplate() : undefined;
+  // Loaded here, not at the top: a service on PostgreSQL (production) never needs PGlite's ~1 MB of
+  // JavaScript, which would otherwise stay in its heap as source and code for the process's life.
+  const [{ PGlite }, { postgis }, { PGLiteSocketServer }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('@electric-sql/pglite-postgis'),
+    import('@electric-sql/pglite-socket'),
+  ]);
   const db = await PGlite.create({
     ...(location ? { dataDir: location } : {}),
     ...(template ? { loadDataDir: new Blob([new Uint8Array(template)]) } : {}),
