@@ -255,7 +255,10 @@ const TIMELINE_WHERE = `e.twin_id = $3::uuid AND e.organization_id = $2::uuid
    AND e."timestamp" >= coalesce($6::timestamptz, '-infinity') AND e."timestamp" < coalesce($7::timestamptz, 'infinity')`;
 const SQL_TIMELINE = `WITH ${AUTH}
 SELECT a.org, a.twin,
-       CASE WHEN a.twin IS NOT NULL THEN (SELECT count(*)::int FROM events e WHERE ${TIMELINE_WHERE}) END AS count,
+       CASE WHEN a.twin IS NULL THEN NULL
+            WHEN $4::text IS NULL AND $5::text IS NULL AND $6::timestamptz IS NULL AND $7::timestamptz IS NULL
+            THEN coalesce((SELECT n.total::int FROM twin_event_counts n WHERE n.organization_id = $2::uuid AND n.twin_id = $3::uuid), 0)
+            ELSE (SELECT count(*)::int FROM events e WHERE ${TIMELINE_WHERE}) END AS count,
        CASE WHEN a.twin IS NOT NULL THEN
          (SELECT json_agg(${EVENT_JSON} ORDER BY e."timestamp" DESC, e.id DESC)::text
             FROM (SELECT * FROM events e WHERE ${TIMELINE_WHERE} ORDER BY e."timestamp" DESC, e.id DESC LIMIT $8::int OFFSET $9::bigint) e) END AS body

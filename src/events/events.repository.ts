@@ -223,16 +223,21 @@ export class EventsRepository {
    * the count, in one statement; the events are only read when the page is within the count.
    */
   async pageTimeline(tenant: TwinTenant, filter: TimelineFilter, page: PageRequest, document: TimelineDocument = {}): Promise<CountedJson> {
-    const { where, params } = timelineWhere(tenant, filter);
+    const { rows: where, counted, params, filtered, timeline } = timelineWhere(tenant, filter);
     const size = params.add(page.size, '::int');
     const offset = params.add(page.offset, '::bigint');
     const order = keysetOrder(timelineKeys(document.ascending ?? false), 'e');
+    // The whole timeline's count is kept by the writes (migration TwinEventCounts): its cost does not grow
+    // with the twin's events. A filtered page counts its matches.
+    const count = filtered
+      ? `SELECT count(*) AS count FROM events e WHERE ${counted}`
+      : `SELECT coalesce((SELECT n.total FROM twin_event_counts n WHERE n.organization_id = ${timeline.organization} AND n.twin_id = ${timeline.twin}), 0) AS count`;
     const rows: CountedJson[] = await this.sql.query(
       `SELECT c.count, CASE WHEN ${offset} < c.count THEN (
                 SELECT coalesce(json_agg(${eventJsonSql('e', document.fieldset)} ORDER BY ${order}), '[]'::json)::text
                   FROM (SELECT * FROM events e WHERE ${where} ORDER BY ${order} LIMIT ${size} OFFSET ${offset}) e)
               ELSE '[]' END AS data
-         FROM (SELECT count(*) AS count FROM events e WHERE ${where}) c`,
+         FROM (${count}) c`,
       params.values,
     );
     return rows[0];
@@ -240,7 +245,7 @@ export class EventsRepository {
 
   /** A keyset page of the timeline (keyset.ts): an index range scan from the position, however deep. */
   async keysetTimeline(tenant: TwinTenant, filter: TimelineFilter, request: CursorRequest, document: TimelineDocument = {}): Promise<KeysetRows> {
-    const { where, params } = timelineWhere(tenant, filter, 't');
+    const { rows: where, params } = timelineWhere(tenant, filter, 't');
     const sql = keysetPageSql(
       {
         rows: (condition, order, limit) => `SELECT * FROM events t WHERE ${where} AND ${condition} ORDER BY ${order} LIMIT ${limit}`,
@@ -341,17 +346,37 @@ export class EventsRepository {
   }
 }
 
-/** The timeline's conditions over the events row aliased `e`. */
-function timelineWhere(tenant: TwinTenant, filter: TimelineFilter, e = 'e'): { where: string; params: SqlParams } {
+/**
+ * The timeline's conditions over the events row aliased `e`, in two forms that select the same rows and
+ * differ in what they let the planner do:
+ * - `rows`, for statements that read events in timeline order: `organization_id = $n`. With the statistics
+ *   on (twin_id, organization_id) (migration EventTimelineStatistics) PostgreSQL knows the organization
+ *   follows from the twin, so even a generic plan walks events_timeline_idx in order and stops at the page.
+ *   Without them it multiplied the two selectivities, expected a single row, and chose a bitmap scan and
+ *   a sort of the whole timeline: 45 ms for a first page of 20,000 events instead of 0.15 ms.
+ * - `counted`, for `count(*)`: the organization as `IS NOT DISTINCT FROM` (the column is NOT NULL, so it
+ *   means `=`), which no index can answer, so the planner cannot AND in events_organization_idx, whose
+ *   range is every event of the organization (200,000 at 20M events: 68 of a count's 102 ms).
+ * `timeline` holds the placeholders of its twin and organization; `filtered` says whether a filter narrows it.
+ */
+function timelineWhere(
+  tenant: TwinTenant,
+  filter: TimelineFilter,
+  e = 'e',
+): { rows: string; counted: string; params: SqlParams; filtered: boolean; timeline: { twin: string; organization: string } } {
   const p = new SqlParams();
-  // The organization is a filter, not an index condition: `IS NOT DISTINCT FROM` (the column is NOT NULL,
-  // so it means `=`) is not indexable, so the planner cannot AND in events_organization_idx, whose range
-  // is every event of the organization (200,000 at 20M events: 68 of a page's 102 ms); the twin's range
-  // of events_timeline_idx is the whole answer.
-  const clauses = [`${e}.twin_id = ${p.add(tenant.twin.id)}`, `${e}.organization_id IS NOT DISTINCT FROM ${p.add(tenant.organization.id, '::uuid')}`];
-  if (filter.name !== undefined) clauses.push(`${e}.name = ${p.add(filter.name)}`);
-  if (filter.category !== undefined) clauses.push(`${e}.category = ${p.add(filter.category)}`);
-  if (filter.since !== undefined) clauses.push(`${e}."timestamp" >= ${p.add(filter.since, '::timestamptz')}`);
-  if (filter.until !== undefined) clauses.push(`${e}."timestamp" < ${p.add(filter.until, '::timestamptz')}`);
-  return { where: clauses.join(' AND '), params: p };
+  const timeline = { twin: p.add(tenant.twin.id, '::uuid'), organization: p.add(tenant.organization.id, '::uuid') };
+  const filters: string[] = [];
+  if (filter.name !== undefined) filters.push(`${e}.name = ${p.add(filter.name)}`);
+  if (filter.category !== undefined) filters.push(`${e}.category = ${p.add(filter.category)}`);
+  if (filter.since !== undefined) filters.push(`${e}."timestamp" >= ${p.add(filter.since, '::timestamptz')}`);
+  if (filter.until !== undefined) filters.push(`${e}."timestamp" < ${p.add(filter.until, '::timestamptz')}`);
+  const where = (organization: string) => [`${e}.twin_id = ${timeline.twin}`, organization, ...filters].join(' AND ');
+  return {
+    rows: where(`${e}.organization_id = ${timeline.organization}`),
+    counted: where(`${e}.organization_id IS NOT DISTINCT FROM ${timeline.organization}`),
+    params: p,
+    filtered: filters.length > 0,
+    timeline,
+  };
 }

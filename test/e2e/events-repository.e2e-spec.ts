@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import type { TwinTenant } from '../../src/common/auth/tenant';
 import { canonicalJson } from '../../src/events/event-data';
 import { EventsRepository } from '../../src/events/events.repository';
@@ -125,6 +126,7 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
         const id = uuidv7();
         const statements = {
           'timeline page, filtered': await statement(() => repository.pageTimeline(timeline, { name: 'walk', since: at(1) }, { number: 1, size: 50, offset: 0 })),
+          'timeline page, whole (its kept count)': await statement(() => repository.pageTimeline(timeline, {}, { number: 1, size: 50, offset: 0 })),
           'insert (POST /events/)': await statement(() => repository.insert(timeline, { id, name: 'n', category: 'c', data: {}, occurred: null }, 'events_channel')),
           'update (PATCH /events/<id>/)': await statement(() => repository.update(timeline, id, { data: { a: 1 } }, 'events_channel', { maxDataTextBytes: 1000 })),
         };
@@ -132,6 +134,119 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
       } finally {
         restore();
       }
+    });
+  });
+  /**
+   * An unfiltered timeline page reads its count from twin_event_counts (migration TwinEventCounts), kept by
+   * triggers on events in the writing transaction: it must equal count(*) after every kind of write.
+   */
+  describe('the kept count of a timeline', () => {
+    const asTenant = (created: TestTenant): TwinTenant => ({
+      account: { id: created.accountId, name: 'Test account' },
+      organization: { id: created.organizationId, name: 'Test organization' },
+      twin: { id: created.twinId },
+      tokenId: created.tokenId,
+    });
+    const event = (name = 'counted'): { id: string; name: string; category: string; data: Record<string, unknown>; occurred: null } => ({
+      id: uuidv7(),
+      name,
+      category: 'test',
+      data: {},
+      occurred: null,
+    });
+    /** The kept count (undefined without a row), count(*), and the unfiltered page's count. */
+    async function counts(timeline: TwinTenant): Promise<{ kept: number | undefined; actual: number; page: number }> {
+      const [kept] = await sql.query('SELECT total FROM twin_event_counts WHERE organization_id = $1 AND twin_id = $2', [timeline.organization.id, timeline.twin.id]);
+      const [actual] = await sql.query('SELECT count(*)::int AS n FROM events WHERE organization_id = $1 AND twin_id = $2', [timeline.organization.id, timeline.twin.id]);
+      const page = await repository.pageTimeline(timeline, {}, { number: 1, size: 1, offset: 0 });
+      return { kept: kept === undefined ? undefined : Number(kept.total), actual: actual.n, page: Number(page.count) };
+    }
+
+    it('follows single inserts, a batch, a taken id, deletions, and a bulk delete over many timelines', async () => {
+      const [a, b] = [asTenant(await app.tenant()), asTenant(await app.tenant())];
+      expect(await counts(a)).toEqual({ kept: undefined, actual: 0, page: 0 });
+      const first = event();
+      await repository.insert(a, first, null);
+      expect(await repository.insert(b, { ...first }, null)).toBeUndefined(); // a taken id stores nothing, counts nothing
+      await sql.transaction(() => repository.insertMany(a, [event(), event(), { ...first }, event()], null));
+      expect(await counts(a)).toEqual({ kept: 4, actual: 4, page: 4 });
+      expect(await counts(b)).toEqual({ kept: undefined, actual: 0, page: 0 });
+      await repository.insertMany(b, [event(), event()], null);
+      await repository.delete(a, first.id, null);
+      expect(await counts(a)).toEqual({ kept: 3, actual: 3, page: 3 });
+      // One statement over both timelines (as the retention job deletes): each loses its own.
+      await sql.query('DELETE FROM events WHERE twin_id = ANY ($1::uuid[]) AND ctid = ANY (ARRAY(SELECT ctid FROM events WHERE twin_id = ANY ($1::uuid[]) ORDER BY id LIMIT 4))', [
+        [a.twin.id, b.twin.id],
+      ]);
+      const left = [await counts(a), await counts(b)];
+      expect(left[0].actual + left[1].actual).toBe(1);
+      // The emptied timeline has no row; the other keeps its exact number.
+      for (const c of left) expect(c).toEqual({ kept: c.actual === 0 ? undefined : c.actual, actual: c.actual, page: c.actual });
+    });
+
+    it('loses the row of a timeline that empties, also when its twin is deleted', async () => {
+      const created = await app.tenant();
+      const timeline = asTenant(created);
+      await repository.insertMany(timeline, [event(), event(), event()], null);
+      expect((await counts(timeline)).kept).toBe(3);
+      await sql.query('DELETE FROM twins WHERE id = $1', [timeline.twin.id]);
+      const [row] = await sql.query('SELECT total FROM twin_event_counts WHERE twin_id = $1', [timeline.twin.id]);
+      expect(row).toBeUndefined();
+    });
+
+    it('is what the unfiltered page answers (not a count(*)), while a filtered page counts its matches', async () => {
+      const timeline = asTenant(await app.tenant());
+      await repository.insertMany(timeline, [event('walk'), event('walk'), event('read')], null);
+      // Altered behind the triggers' back, the kept number shows in the unfiltered page only.
+      await sql.transaction(async () => {
+        await sql.query('UPDATE twin_event_counts SET total = 7 WHERE organization_id = $1 AND twin_id = $2', [timeline.organization.id, timeline.twin.id]);
+        expect(Number((await repository.pageTimeline(timeline, {}, { number: 1, size: 50, offset: 0 })).count)).toBe(7);
+        expect(Number((await repository.pageTimeline(timeline, { name: 'walk' }, { number: 1, size: 50, offset: 0 })).count)).toBe(2);
+        await sql.query('UPDATE twin_event_counts SET total = 3 WHERE organization_id = $1 AND twin_id = $2', [timeline.organization.id, timeline.twin.id]);
+      });
+      expect(await counts(timeline)).toEqual({ kept: 3, actual: 3, page: 3 });
+    });
+
+    it('refuses to move an event to another timeline, so the counts cannot drift', async () => {
+      const [a, b] = [asTenant(await app.tenant()), asTenant(await app.tenant())];
+      const moved = event();
+      await repository.insert(a, moved, null);
+      await expect(sql.query('UPDATE events SET twin_id = $2 WHERE id = $1', [moved.id, b.twin.id])).rejects.toThrow(/cannot move to another timeline/);
+      await expect(sql.query('UPDATE events SET organization_id = $2 WHERE id = $1', [moved.id, b.organization.id])).rejects.toThrow(/cannot move to another timeline/);
+      expect(await counts(a)).toEqual({ kept: 1, actual: 1, page: 1 });
+    });
+
+    it('stays exact under concurrent writers of one timeline', async () => {
+      const timeline = asTenant(await app.tenant());
+      await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 3 === 0 ? repository.insertMany(timeline, [event(), event()], null) : repository.insert(timeline, event(), null))));
+      expect(await counts(timeline)).toEqual({ kept: 16, actual: 16, page: 16 });
+    });
+
+    it('equals count(*) after any sequence of inserts, batches and deletions (property)', async () => {
+      const timeline = asTenant(await app.tenant());
+      const write = fc.oneof(
+        fc.record({ kind: fc.constant('insert' as const) }),
+        fc.record({ kind: fc.constant('batch' as const), size: fc.integer({ min: 0, max: 6 }) }),
+        fc.record({ kind: fc.constant('delete' as const), pick: fc.nat() }),
+        fc.record({ kind: fc.constant('delete-some' as const), limit: fc.integer({ min: 1, max: 5 }) }),
+      );
+      await fc.assert(
+        fc.asyncProperty(fc.array(write, { maxLength: 8 }), async (writes) => {
+          for (const w of writes) {
+            if (w.kind === 'insert') await repository.insert(timeline, event(), null);
+            else if (w.kind === 'batch') await repository.insertMany(timeline, Array.from({ length: w.size }, () => event()), null);
+            else if (w.kind === 'delete') {
+              const ids: { id: string }[] = await sql.query('SELECT id FROM events WHERE twin_id = $1 ORDER BY id', [timeline.twin.id]);
+              if (ids.length > 0) await repository.delete(timeline, ids[w.pick % ids.length].id, null);
+            } else {
+              await sql.query('DELETE FROM events WHERE ctid = ANY (ARRAY(SELECT ctid FROM events WHERE twin_id = $1 LIMIT $2))', [timeline.twin.id, w.limit]);
+            }
+          }
+          const c = await counts(timeline);
+          return (c.kept ?? 0) === c.actual && c.page === c.actual && c.kept !== 0;
+        }),
+        { numRuns: 25 },
+      );
     });
   });
 });
