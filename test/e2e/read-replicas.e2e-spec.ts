@@ -102,6 +102,34 @@ describeOnPostgres('read replicas (Sql.replicaQuery)', () => {
     expect(replicas.stats()[0]).toMatchObject({ queries: 1, failures: 1, down: true });
   });
 
+  it('through HTTP: the map listing, tiles and their bounds, and the quest feed read from the replica; every other read from the primary', async () => {
+    const { replicas, app } = await start([url]);
+    const tenant = await app.tenant();
+    const replicaReads = () => replicas.stats()[0].queries;
+    const get = async (path: string, headers: Record<string, string> = {}) => {
+      const before = replicaReads();
+      const response = await app.inject({ method: 'GET', url: path, headers: { ...tenant.headers({ twin: true }), ...headers } });
+      expect([200, 204]).toContain(response.statusCode);
+      return replicaReads() - before;
+    };
+    const lagTolerant = {
+      'geo listing': await get('/twins/?in_bbox=-10,-10,10,10', { accept: 'application/geo+json' }),
+      tile: await get('/twins/tiles/0/0/0.mvt'),
+      'tile bounds': await get('/twins/tiles.json'),
+      'quest feed': await get('/quests/'),
+    };
+    for (const [route, reads] of Object.entries(lagTolerant)) expect({ route, reads: reads > 0 }).toEqual({ route, reads: true });
+    // Reads a caller may make right after their own write: never a replica.
+    const own = {
+      'twin list': await get('/twins/'),
+      'own twins': await get('/my/twins/'),
+      'twin detail': await get(`/twins/${tenant.twinId}/`),
+      'own quests': await get('/my/quests/'),
+      timeline: await get('/events/'),
+    };
+    for (const [route, reads] of Object.entries(own)) expect({ route, reads }).toEqual({ route, reads: 0 });
+  });
+
   it('a statement the database refuses is an error, not a fallback', async () => {
     const { sql, replicas } = await start([url]);
     await expect(sql.replicaQuery('SELECT * FROM no_such_table')).rejects.toThrow(/no_such_table/);
