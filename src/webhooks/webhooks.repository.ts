@@ -155,16 +155,20 @@ export class WebhooksRepository {
     return count;
   }
 
-  async countAttempts(webhookId: string): Promise<number> {
-    const rows: { count: number }[] = await this.sql.query(`SELECT count(*)::int AS count FROM webhook_attempts WHERE webhook_id = $1`, [webhookId]);
+  /** The webhook's attempts; the organization is compared too, so on Citus the read goes to one shard. */
+  async countAttempts(organizationId: string, webhookId: string): Promise<number> {
+    const rows: { count: number }[] = await this.sql.query(`SELECT count(*)::int AS count FROM webhook_attempts WHERE webhook_id = $1 AND organization_id = $2`, [
+      webhookId,
+      organizationId,
+    ]);
     return rows[0].count;
   }
 
   /** Newest first. */
-  pageAttempts(webhookId: string, page: PageRequest): Promise<AttemptRow[]> {
+  pageAttempts(organizationId: string, webhookId: string, page: PageRequest): Promise<AttemptRow[]> {
     return this.sql.query(
-      `SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts a WHERE a.webhook_id = $1 ORDER BY a.attempted DESC, a.id DESC LIMIT $2 OFFSET $3`,
-      [webhookId, page.size, page.offset],
+      `SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts a WHERE a.webhook_id = $1 AND a.organization_id = $4 ORDER BY a.attempted DESC, a.id DESC LIMIT $2 OFFSET $3`,
+      [webhookId, page.size, page.offset, organizationId],
     );
   }
 
