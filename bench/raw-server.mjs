@@ -385,15 +385,15 @@ c AS (INSERT INTO quests (organization_id, twin_id, name, summary, description, 
         FROM o WHERE o.readable AND NOT o.mine AND o.original_id IS NULL
       ON CONFLICT (original_id, twin_id) WHERE original_id IS NOT NULL DO NOTHING
       RETURNING *),
-k AS (INSERT INTO quest_tasks (quest_id, name, description, position, place_twin_id)
-      SELECT c.id, k.name, k.description, k.position, k.place_twin_id FROM c JOIN quest_tasks k ON k.quest_id = c.original_id
+k AS (INSERT INTO quest_tasks (organization_id, quest_id, name, description, position, place_twin_id)
+      SELECT c.organization_id, c.id, k.name, k.description, k.position, k.place_twin_id FROM c JOIN quest_tasks k ON k.quest_id = c.original_id
       RETURNING place_twin_id),
 s AS (UPDATE twins t SET tasks_supplied = t.tasks_supplied + x.n
         FROM (SELECT place_twin_id, count(*)::int AS n FROM k WHERE place_twin_id IS NOT NULL GROUP BY place_twin_id ORDER BY place_twin_id) x
        WHERE t.id = x.place_twin_id
       RETURNING t.id),
-r AS (INSERT INTO revenue_entries (quest_id, twin_id, embarking_twin_id, copy_id, amount)
-      SELECT o.id, o.twin_id, c.twin_id, c.id, o.price FROM c JOIN o ON o.id = c.original_id
+r AS (INSERT INTO revenue_entries (organization_id, quest_id, twin_id, embarking_twin_id, copy_id, amount)
+      SELECT o.organization_id, o.id, o.twin_id, c.twin_id, c.id, o.price FROM c JOIN o ON o.id = c.original_id
       RETURNING id),
 -- The copy's change (webhook quest.embarked), as the service records it: the body is built once, for both.
 ch AS (INSERT INTO changes (organization_id, twin_id, kind, subject_id, resource)

@@ -94,7 +94,8 @@ async function load(url, events, db) {
 
   // Indexes and constraints are built after the rows; FKs and triggers (change positions, webhooks outbox) are skipped.
   await db.query(`ALTER TABLE events DROP CONSTRAINT events_pkey`);
-  await db.query(`DROP INDEX events_timeline_idx, events_organization_idx`);
+  await db.query(`ALTER TABLE events DROP CONSTRAINT events_organization_id_id_key`);
+  await db.query(`DROP INDEX events_timeline_idx`);
   await db.query(`ALTER TABLE changes DROP CONSTRAINT changes_pkey`);
   await db.query(`DROP INDEX changes_twin_idx, changes_changed_idx`);
   await db.query(`SET session_replication_role = replica`);
@@ -143,7 +144,7 @@ async function load(url, events, db) {
   for (const statement of [
     `ALTER TABLE events ADD CONSTRAINT events_pkey PRIMARY KEY (id)`,
     `CREATE INDEX events_timeline_idx ON events (twin_id, "timestamp" DESC, id DESC)`,
-    `CREATE INDEX events_organization_idx ON events (organization_id)`,
+    `ALTER TABLE events ADD CONSTRAINT events_organization_id_id_key UNIQUE (organization_id, id)`,
     `ALTER TABLE changes ADD CONSTRAINT changes_pkey PRIMARY KEY (position)`,
     `CREATE INDEX changes_twin_idx ON changes (twin_id, position)`,
     `CREATE INDEX changes_changed_idx ON changes USING brin (changed)`,

@@ -279,8 +279,8 @@ export async function prepare(data, log) {
       await db.query(`DELETE FROM quests WHERE original_id = ANY ($1::uuid[])`, [quests]);
       await db.query(`DELETE FROM quest_tasks WHERE quest_id = ANY ($1::uuid[])`, [quests]);
       await db.query(
-        `INSERT INTO quest_tasks (quest_id, name, description, position, place_twin_id)
-         SELECT q.id, 'Stop ' || k, 'Stop ' || k || ' of ' || q.n, k - 1, p.id
+        `INSERT INTO quest_tasks (organization_id, quest_id, name, description, position, place_twin_id)
+         SELECT (SELECT organization_id FROM quests WHERE id = q.id), q.id, 'Stop ' || k, 'Stop ' || k || ' of ' || q.n, k - 1, p.id
            FROM unnest($1::uuid[]) WITH ORDINALITY q(id, n), generate_series(1, $2::int) k,
                 LATERAL (SELECT id FROM twins WHERE place_id IS NOT NULL ORDER BY id OFFSET 5000 + (q.n - 1) * $2 + k - 1 LIMIT 1) p`,
         [quests, EMBARK_TASKS],

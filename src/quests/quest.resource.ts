@@ -18,7 +18,8 @@ export interface QuestRow extends Row<typeof quests> {
 }
 
 /** A task of a quest, as the repository reads it. */
-export type TaskRow = Row<typeof questTasks>;
+/** A task as the API shows it: its organization is its quest's, never an attribute of its own. */
+export type TaskRow = Omit<Row<typeof questTasks>, 'organization_id'>;
 
 /** `images`: the images the quest uses (today: its summary image), with their count. */
 function imagesRelationship(row: QuestRow) {

@@ -145,7 +145,7 @@ const readableQuestSql = (organization: string, twin: string) =>
   `((q.organization_id = ${organization} AND q.twin_id = ${twin}) OR (q.public AND ${visibleTwinSql('t', organization)}))`;
 const READABLE_QUEST = readableQuestSql('$1', '$2');
 
-const TASK_COLUMNS = select(questTasks, 'k');
+const TASK_COLUMNS = select(questTasks, 'k', { only: ['id', 'quest_id', 'name', 'description', 'position', 'place_twin_id', 'created', 'modified'] });
 
 /** What a change of a quest reads under its row lock (LockedQuest). */
 const LOCKED_COLUMNS = select(quests, 'q', { only: ['id', 'organization_id', 'twin_id', 'name', 'price', 'summary_image_id', 'public', 'original_id'] });
@@ -368,7 +368,7 @@ export class QuestsRepository {
   async embark(tenant: TwinTenant, id: string, imagesBase: string): Promise<EmbarkOutcome | undefined> {
     const rows: EmbarkOutcome[] = await this.sql.query(
       `WITH quest AS (
-         SELECT q.id, q.twin_id, q.name, q.summary, q.description, q.summary_image_id, q.price, q.original_id,
+         SELECT q.id, q.organization_id, q.twin_id, q.name, q.summary, q.description, q.summary_image_id, q.price, q.original_id,
                 ${OWN_QUEST} AS mine, ${READABLE_QUEST} AS readable
            FROM quests q JOIN twins t ON t.id = q.twin_id
           WHERE q.id = $3
@@ -379,8 +379,8 @@ export class QuestsRepository {
            FROM quest WHERE quest.readable AND NOT quest.mine AND quest.original_id IS NULL
          RETURNING *
        ), tasks AS (
-         INSERT INTO quest_tasks (quest_id, name, description, position, place_twin_id)
-         SELECT copy.id, k.name, k.description, k.position, k.place_twin_id FROM copy JOIN quest_tasks k ON k.quest_id = copy.original_id
+         INSERT INTO quest_tasks (organization_id, quest_id, name, description, position, place_twin_id)
+         SELECT copy.organization_id, copy.id, k.name, k.description, k.position, k.place_twin_id FROM copy JOIN quest_tasks k ON k.quest_id = copy.original_id
          RETURNING place_twin_id
        ), locked_places AS (
          SELECT p.id FROM twins p WHERE p.id IN (SELECT place_twin_id FROM tasks) ORDER BY p.id FOR NO KEY UPDATE
@@ -390,8 +390,8 @@ export class QuestsRepository {
           WHERE p.id = c.place_twin_id AND p.id IN (SELECT id FROM locked_places)
          RETURNING p.id
        ), revenue AS (
-         INSERT INTO revenue_entries (quest_id, twin_id, embarking_twin_id, copy_id, amount)
-         SELECT quest.id, quest.twin_id, $2, copy.id, quest.price FROM quest, copy
+         INSERT INTO revenue_entries (organization_id, quest_id, twin_id, embarking_twin_id, copy_id, amount)
+         SELECT quest.organization_id, quest.id, quest.twin_id, $2, copy.id, quest.price FROM quest, copy
          RETURNING id
        ), recorded AS (${EMBARKED_CHANGE})
        SELECT quest.readable, quest.mine, quest.original_id IS NOT NULL AS is_copy,
@@ -449,12 +449,12 @@ export class QuestsRepository {
    * Adds a task (after the last one unless a position is given), counts it in the place twin's
    * `tasks_supplied` and touches the quest's `modified`, all in the caller's transaction.
    */
-  async insertTask(questId: string, task: NewTask): Promise<TaskRow> {
+  async insertTask(tenant: TwinTenant, questId: string, task: NewTask): Promise<TaskRow> {
     const rows: TaskRow[] = await this.sql.query(
-      `INSERT INTO quest_tasks AS k (quest_id, name, description, position, place_twin_id)
-       VALUES ($1, $2, $3, coalesce($4::int, (SELECT coalesce(max(position) + 1, 0) FROM quest_tasks WHERE quest_id = $1)), $5)
+      `INSERT INTO quest_tasks AS k (organization_id, quest_id, name, description, position, place_twin_id)
+       VALUES ($6, $1, $2, $3, coalesce($4::int, (SELECT coalesce(max(position) + 1, 0) FROM quest_tasks WHERE quest_id = $1)), $5)
        RETURNING ${TASK_COLUMNS}`,
-      [questId, task.name, task.description, task.position ?? null, task.placeTwinId],
+      [questId, task.name, task.description, task.position ?? null, task.placeTwinId, tenant.organization.id],
     );
     if (task.placeTwinId) {
       await this.sql.query(`UPDATE twins SET tasks_supplied = tasks_supplied + 1 WHERE id = $1`, [task.placeTwinId]);

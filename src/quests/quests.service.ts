@@ -199,6 +199,7 @@ export class QuestsService {
         throw invalidDocument('No such twin visible to the caller.', '/data/relationships/place/data/id');
       }
       return this.quests.insertTask(
+        tenant,
         questId,
         { name: document.attributes.name, description: document.attributes.description ?? '', position: document.attributes.position, placeTwinId: placeId },
       );

@@ -13,12 +13,13 @@ export class RevenueRepository {
   /**
    * The exact sum (a decimal string) of the revenue entries of the quests the acting twin created:
    * each entry records that twin (`twin_id`, the quest's creator) when it is written, so no join to
-   * quests is needed (revenue_entries_twin_idx). The twin guard has tied the twin to the organization.
+   * quests is needed (revenue_entries_twin_idx). The twin guard has tied the twin to the organization;
+   * the entry's `organization_id` (the creator's) is compared too, so on Citus the sum reads one shard.
    */
   async totalForTwin(tenant: TwinTenant): Promise<string> {
     const rows: { total: string }[] = await this.sql.query(
-      `SELECT coalesce(sum(r.amount), 0)::text AS total FROM revenue_entries r WHERE r.twin_id = $1`,
-      [tenant.twin.id],
+      `SELECT coalesce(sum(r.amount), 0)::text AS total FROM revenue_entries r WHERE r.twin_id = $1 AND r.organization_id = $2`,
+      [tenant.twin.id, tenant.organization.id],
     );
     return rows[0].total;
   }

@@ -5,11 +5,13 @@ import { select, webhookAttempts, webhooks, type Row } from '../database/schema/
 import type { AttemptOutcome } from './webhook-sender.js';
 
 export type WebhookRow = Omit<Row<typeof webhooks>, 'secret_sealed' | 'previous_secret_sealed'>;
-export type AttemptRow = Omit<Row<typeof webhookAttempts>, 'webhook_id'>;
+export type AttemptRow = Omit<Row<typeof webhookAttempts>, 'webhook_id' | 'organization_id'>;
 
 /** What a worker needs to make one attempt. */
 export interface ClaimedDelivery {
   id: string;
+  /** The webhook's organization: its attempts are recorded in it. */
+  organization_id: string;
   webhook_id: string;
   kind: string;
   body: string;
@@ -153,16 +155,20 @@ export class WebhooksRepository {
     return count;
   }
 
-  async countAttempts(webhookId: string): Promise<number> {
-    const rows: { count: number }[] = await this.sql.query(`SELECT count(*)::int AS count FROM webhook_attempts WHERE webhook_id = $1`, [webhookId]);
+  /** The webhook's attempts; the organization is compared too, so on Citus the read goes to one shard. */
+  async countAttempts(organizationId: string, webhookId: string): Promise<number> {
+    const rows: { count: number }[] = await this.sql.query(`SELECT count(*)::int AS count FROM webhook_attempts WHERE webhook_id = $1 AND organization_id = $2`, [
+      webhookId,
+      organizationId,
+    ]);
     return rows[0].count;
   }
 
   /** Newest first. */
-  pageAttempts(webhookId: string, page: PageRequest): Promise<AttemptRow[]> {
+  pageAttempts(organizationId: string, webhookId: string, page: PageRequest): Promise<AttemptRow[]> {
     return this.sql.query(
-      `SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts a WHERE a.webhook_id = $1 ORDER BY a.attempted DESC, a.id DESC LIMIT $2 OFFSET $3`,
-      [webhookId, page.size, page.offset],
+      `SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts a WHERE a.webhook_id = $1 AND a.organization_id = $4 ORDER BY a.attempted DESC, a.id DESC LIMIT $2 OFFSET $3`,
+      [webhookId, page.size, page.offset, organizationId],
     );
   }
 
@@ -204,7 +210,7 @@ export class WebhooksRepository {
           SET next_attempt = clock_timestamp() + $5 * interval '1 millisecond', attempts = d.attempts + 1
          FROM picked, webhooks w
         WHERE d.id = picked.id AND w.id = d.webhook_id
-        RETURNING d.id, d.webhook_id, d.kind, d.body, d.attempts, (extract(epoch FROM d.created) * 1000)::float8 AS queued_ms, w.url, w.secret_sealed,
+        RETURNING d.id, d.organization_id, d.webhook_id, d.kind, d.body, d.attempts, (extract(epoch FROM d.created) * 1000)::float8 AS queued_ms, w.url, w.secret_sealed,
                   ${previousSecret('w', 'previous_secret_sealed')} AS previous_secret_sealed`,
       [options.limit, options.perReceiver, [...options.inFlight.keys()], [...options.inFlight.values()], options.leaseMs],
     );
@@ -219,8 +225,8 @@ export class WebhooksRepository {
   async record(delivery: ClaimedDelivery, outcome: AttemptOutcome, attempted: Date, result: AttemptResult): Promise<void> {
     await this.sql.query(
       `WITH attempt AS (
-         INSERT INTO webhook_attempts (webhook_id, delivery_id, kind, attempt, status_code, error, duration_ms, attempted)
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = $1)
+         INSERT INTO webhook_attempts (organization_id, webhook_id, delivery_id, kind, attempt, status_code, error, duration_ms, attempted)
+         SELECT $11, $1, $2, $3, $4, $5, $6, $7, $8 WHERE EXISTS (SELECT 1 FROM webhooks WHERE organization_id = $11 AND id = $1)
        )
        UPDATE webhook_deliveries SET state = $9, next_attempt = $10 WHERE id = $2 AND attempts = $4 AND state = 'pending'`,
       [
@@ -234,6 +240,7 @@ export class WebhooksRepository {
         attempted,
         result.state,
         result.state === 'pending' ? result.nextAttempt : null,
+        delivery.organization_id,
       ],
     );
   }

@@ -76,8 +76,8 @@ export class WebhooksService {
     const page = pageRequest(query.page, { defaultSize: this.config.pageSizeDefault, maxSize: this.config.pageSizeMax });
     return loadPage(
       page,
-      () => this.webhooks.countAttempts(id),
-      () => this.webhooks.pageAttempts(id, page),
+      () => this.webhooks.countAttempts(tenant.organization.id, id),
+      () => this.webhooks.pageAttempts(tenant.organization.id, id, page),
       deliveryAttemptResource,
     );
   }

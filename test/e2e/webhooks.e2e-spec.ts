@@ -424,9 +424,9 @@ describe('webhooks: delivering', () => {
     await service.dataSource.query(`UPDATE webhooks SET enabled = false WHERE id = $1`, [hook.id]);
     // Four deliveries of the (disabled, so never attempted) webhook, as the outbox trigger writes them.
     const rows: { id: string }[] = await service.dataSource.query(
-      `INSERT INTO webhook_deliveries (webhook_id, position, kind, body, created)
-       SELECT $1, n, 'event.created', '{}', now() + n * interval '1 microsecond' FROM generate_series(1, 4) n RETURNING id`,
-      [hook.id],
+      `INSERT INTO webhook_deliveries (organization_id, webhook_id, position, kind, body, created)
+       SELECT $2, $1, n, 'event.created', '{}', now() + n * interval '1 microsecond' FROM generate_series(1, 4) n RETURNING id`,
+      [hook.id, tenant.organizationId],
     );
     const [oldDelivered, oldFailed, oldPending, recentDelivered] = rows.map((row) => row.id);
     await service.dataSource.query(`UPDATE webhook_deliveries SET state = 'delivered', created = now() - interval '40 days' WHERE id = $1`, [oldDelivered]);
@@ -434,9 +434,9 @@ describe('webhooks: delivering', () => {
     await service.dataSource.query(`UPDATE webhook_deliveries SET created = now() - interval '40 days' WHERE id = $1`, [oldPending]);
     await service.dataSource.query(`UPDATE webhook_deliveries SET state = 'delivered' WHERE id = $1`, [recentDelivered]);
     await service.dataSource.query(
-      `INSERT INTO webhook_attempts (webhook_id, delivery_id, kind, attempt, status_code, duration_ms, attempted)
-       VALUES ($1, $2, 'event.created', 1, 500, 3, now() - interval '40 days'), ($1, $3, 'event.created', 1, 200, 3, now())`,
-      [hook.id, oldDelivered, recentDelivered],
+      `INSERT INTO webhook_attempts (organization_id, webhook_id, delivery_id, kind, attempt, status_code, duration_ms, attempted)
+       VALUES ($4, $1, $2, 'event.created', 1, 500, 3, now() - interval '40 days'), ($4, $1, $3, 'event.created', 1, 200, 3, now())`,
+      [hook.id, oldDelivered, recentDelivered, tenant.organizationId],
     );
     expect(await service.app.get(WebhooksRepository).pruneFinished(30)).toBeGreaterThanOrEqual(3);
     const left: { id: string }[] = await service.dataSource.query(`SELECT id FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY id`, [hook.id]);

@@ -2,7 +2,7 @@ import { castOf, questTasks, select, sqlTypeOf, tables, twins, type Row } from '
 
 describe('schema declarations', () => {
   it('writes select lists from the declared columns, in declaration order, with expressions where given', () => {
-    expect(select(questTasks, 'k')).toBe('k.id, k.quest_id, k.name, k.description, k.position, k.place_twin_id, k.created, k.modified');
+    expect(select(questTasks, 'k')).toBe('k.id, k.organization_id, k.quest_id, k.name, k.description, k.position, k.place_twin_id, k.created, k.modified');
     expect(select(twins, 't', { only: ['id', 'location'], expressions: { location: (t) => `ST_AsGeoJSON(${t}.location)::json` } })).toBe(
       't.id, ST_AsGeoJSON(t.location)::json AS location',
     );

@@ -19,14 +19,16 @@ export const events = defineTable(
   {
     indices: [
       { name: 'events_timeline_idx', columns: ['twin_id', 'timestamp', 'id'] },
-      { name: 'events_organization_idx', columns: ['organization_id'] },
       // A BRIN index (migration EventTimestampBrin), which TypeORM cannot declare: the migration owns it.
       { name: 'events_timestamp_brin', synchronize: false },
     ],
     checks: [{ name: 'events_data_object', expression: `jsonb_typeof(data) = 'object'` }],
+    // What same-organization foreign keys reference (migration CitusReady); it also serves lookups by organization_id alone.
+    uniques: [{ name: 'events_organization_id_id_key', columns: ['organization_id', 'id'] }],
+    // Same-organization foreign keys include the distribution column (migration CitusReady, docs/SCALING.md).
+    foreignKeys: [{ name: 'events_organization_id_twin_id_fkey', target: 'twins', columnNames: ['organization_id', 'twin_id'], referencedColumnNames: ['organization_id', 'id'], onDelete: 'CASCADE' }],
     relations: {
       organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'events_organization_id_fkey' } },
-      twin: { type: 'many-to-one', target: 'twins', onDelete: 'CASCADE', joinColumn: { name: 'twin_id', foreignKeyConstraintName: 'events_twin_id_fkey' } },
     },
   },
 );
@@ -46,8 +48,9 @@ export const idempotencyKeys = defineTable(
   },
   {
     indices: [{ name: 'idempotency_keys_created_idx', columns: ['created'] }],
+    // Same-organization foreign keys include the distribution column (migration CitusReady, docs/SCALING.md).
+    foreignKeys: [{ name: 'idempotency_keys_organization_id_twin_id_fkey', target: 'twins', columnNames: ['organization_id', 'twin_id'], referencedColumnNames: ['organization_id', 'id'], onDelete: 'CASCADE' }],
     relations: {
-      twin: { type: 'many-to-one', target: 'twins', onDelete: 'CASCADE', joinColumn: { name: 'twin_id', foreignKeyConstraintName: 'idempotency_keys_twin_id_fkey' } },
       organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'idempotency_keys_organization_id_fkey' } },
     },
   },

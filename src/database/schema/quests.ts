@@ -24,16 +24,18 @@ export const quests = defineTable(
       { name: 'quests_embark_unique', columns: ['original_id', 'twin_id'], unique: true, where: 'original_id IS NOT NULL' },
       { name: 'quests_twin_idx', columns: ['twin_id', 'created', 'id'] },
       { name: 'quests_public_idx', columns: ['created', 'id'], where: 'public' },
-      { name: 'quests_organization_idx', columns: ['organization_id'] },
       { name: 'quests_summary_image_idx', columns: ['summary_image_id'], where: 'summary_image_id IS NOT NULL' },
     ],
     checks: [
       { name: 'quests_price_non_negative', expression: '"price" >= 0' },
       { name: 'quests_name_not_empty', expression: 'length("name") > 0' },
     ],
+    // What same-organization foreign keys reference (migration CitusReady); it also serves lookups by organization_id alone.
+    uniques: [{ name: 'quests_organization_id_id_key', columns: ['organization_id', 'id'] }],
+    // Same-organization foreign keys include the distribution column (migration CitusReady, docs/SCALING.md).
+    foreignKeys: [{ name: 'quests_organization_id_twin_id_fkey', target: 'twins', columnNames: ['organization_id', 'twin_id'], referencedColumnNames: ['organization_id', 'id'], onDelete: 'CASCADE' }],
     relations: {
       organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'quests_organization_id_fkey' } },
-      twin: { type: 'many-to-one', target: 'twins', onDelete: 'CASCADE', joinColumn: { name: 'twin_id', foreignKeyConstraintName: 'quests_twin_id_fkey' } },
       summary_image: { type: 'many-to-one', target: 'images', onDelete: 'SET NULL', nullable: true, joinColumn: { name: 'summary_image_id', foreignKeyConstraintName: 'quests_summary_image_id_fkey' } },
       original: { type: 'many-to-one', target: 'quests', onDelete: 'SET NULL', nullable: true, joinColumn: { name: 'original_id', foreignKeyConstraintName: 'quests_original_id_fkey' } },
     },
@@ -45,6 +47,8 @@ export const questTasks = defineTable(
   'quest_tasks',
   {
     id: { type: 'uuid', primary: true, generated: 'uuid' },
+    /** The quest's organization (migration CitusReady). */
+    organization_id: { type: 'uuid' },
     quest_id: { type: 'uuid' },
     name: { type: 'varchar', length: 255 },
     description: { type: 'text', default: '' },
@@ -59,8 +63,10 @@ export const questTasks = defineTable(
       { name: 'quest_tasks_place_idx', columns: ['place_twin_id'], where: 'place_twin_id IS NOT NULL' },
     ],
     checks: [{ name: 'quest_tasks_position_check', expression: '"position" >= 0' }],
+    // Same-organization foreign keys include the distribution column (migration CitusReady, docs/SCALING.md).
+    foreignKeys: [{ name: 'quest_tasks_organization_id_quest_id_fkey', target: 'quests', columnNames: ['organization_id', 'quest_id'], referencedColumnNames: ['organization_id', 'id'], onDelete: 'CASCADE' }],
     relations: {
-      quest: { type: 'many-to-one', target: 'quests', onDelete: 'CASCADE', joinColumn: { name: 'quest_id', foreignKeyConstraintName: 'quest_tasks_quest_id_fkey' } },
+      organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'quest_tasks_organization_id_fkey' } },
       place: { type: 'many-to-one', target: 'twins', onDelete: 'SET NULL', nullable: true, joinColumn: { name: 'place_twin_id', foreignKeyConstraintName: 'quest_tasks_place_twin_id_fkey' } },
     },
   },

@@ -61,6 +61,8 @@ export const twins = defineTable(
       // A vector tile's twins, one range of Z-order keys, index-only (migration TwinTileKeys).
       { name: 'twins_tile_key_idx', synchronize: false },
     ],
+    // What same-organization foreign keys reference (migration CitusReady); the key at a move to Citus.
+    uniques: [{ name: 'twins_organization_id_id_key', columns: ['organization_id', 'id'] }],
     relations: {
       organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'twins_organization_id_fkey' } },
       owner: { type: 'many-to-one', target: 'accounts', onDelete: 'SET NULL', nullable: true, joinColumn: { name: 'owner_account_id', foreignKeyConstraintName: 'twins_owner_account_id_fkey' } },

@@ -25,6 +25,8 @@ export const webhooks = defineTable(
   },
   {
     indices: [{ name: 'webhooks_organization_idx', columns: ['organization_id', 'created'] }],
+    // What same-organization foreign keys reference (migration CitusReady); the key at a move to Citus.
+    uniques: [{ name: 'webhooks_organization_id_id_key', columns: ['organization_id', 'id'] }],
     checks: [{ name: 'webhooks_previous_secret_check', expression: '(previous_secret_sealed IS NULL) = (previous_secret_expires IS NULL)' }],
     relations: {
       organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'webhooks_organization_id_fkey' } },
@@ -42,6 +44,8 @@ export const webhookDeliveries = defineTable(
   'webhook_deliveries',
   {
     id: { type: 'uuid', primary: true, generated: 'uuid' },
+    /** The webhook's organization (migration CitusReady). */
+    organization_id: { type: 'uuid' },
     webhook_id: { type: 'uuid' },
     position: { type: 'bigint' },
     kind: { type: 'varchar', length: 32 },
@@ -58,8 +62,10 @@ export const webhookDeliveries = defineTable(
       { name: 'webhook_deliveries_webhook_idx', columns: ['webhook_id'] },
     ],
     checks: [{ name: 'webhook_deliveries_state_check', expression: `"state" IN ('pending', 'delivered', 'failed')` }],
+    // Same-organization foreign keys include the distribution column (migration CitusReady, docs/SCALING.md).
+    foreignKeys: [{ name: 'webhook_deliveries_organization_id_webhook_id_fkey', target: 'webhooks', columnNames: ['organization_id', 'webhook_id'], referencedColumnNames: ['organization_id', 'id'], onDelete: 'CASCADE' }],
     relations: {
-      webhook: { type: 'many-to-one', target: 'webhooks', onDelete: 'CASCADE', joinColumn: { name: 'webhook_id', foreignKeyConstraintName: 'webhook_deliveries_webhook_id_fkey' } },
+      organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'webhook_deliveries_organization_id_fkey' } },
     },
   },
 );
@@ -69,6 +75,8 @@ export const webhookAttempts = defineTable(
   'webhook_attempts',
   {
     id: { type: 'uuid', primary: true, generated: 'uuid' },
+    /** The webhook's organization (migration CitusReady). */
+    organization_id: { type: 'uuid' },
     webhook_id: { type: 'uuid' },
     /** The delivery's `webhook-id` (no foreign key: attempts go with their webhook, and a delivery is never deleted alone). */
     delivery_id: { type: 'uuid' },
@@ -81,8 +89,10 @@ export const webhookAttempts = defineTable(
   },
   {
     indices: [{ name: 'webhook_attempts_webhook_idx', columns: ['webhook_id', 'attempted'] }],
+    // Same-organization foreign keys include the distribution column (migration CitusReady, docs/SCALING.md).
+    foreignKeys: [{ name: 'webhook_attempts_organization_id_webhook_id_fkey', target: 'webhooks', columnNames: ['organization_id', 'webhook_id'], referencedColumnNames: ['organization_id', 'id'], onDelete: 'CASCADE' }],
     relations: {
-      webhook: { type: 'many-to-one', target: 'webhooks', onDelete: 'CASCADE', joinColumn: { name: 'webhook_id', foreignKeyConstraintName: 'webhook_attempts_webhook_id_fkey' } },
+      organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'webhook_attempts_organization_id_fkey' } },
     },
   },
 );
