@@ -121,6 +121,12 @@ describe('Citus readiness: the catalog', () => {
     for (const c of between.filter((c) => c.columns.includes('organization_id'))) expect(c.columns[0]).toBe('organization_id');
   });
 
+  it('a table with a composite key has no key of its own to organizations (its parent proves and cascades the organization)', () => {
+    const composite = new Set(SAME_ORGANIZATION.map((reference) => reference.table));
+    const own = all.filter((c) => c.type === 'f' && composite.has(c.table) && c.target === 'organizations').map((c) => c.name);
+    expect(own).toEqual([]);
+  });
+
   it('the composite keys cascade through an index of the referencing table that leads with the referencing column(s)', async () => {
     const indexes: { table: string; columns: string[] }[] = await service.dataSource.query(
       `SELECT i.indrelid::regclass::text AS table,
@@ -201,6 +207,26 @@ describe('Citus readiness: what the writers store', () => {
       [quest.id],
     );
     expect(entries).toEqual([{ organization_id: creator.organizationId, twin_id: creator.twinId, embarking_twin_id: buyer.twinId, copy_id: copy }]);
+  });
+
+  it('deleting an organization removes its rows of every table through the composite keys', async () => {
+    const gone = await service.tenant({ organization: 'Citus deleted' });
+    await q.setTwinPublic(gone.twinId, true);
+    const quest = await q.create(gone, { name: 'Citus gone', price: '1.00' });
+    expect((await q.addTask(gone, quest.id, { name: 'Walk' })).statusCode).toBe(201);
+    const event = await service.inject({
+      method: 'POST',
+      url: '/events/',
+      headers: { ...gone.headers({ twin: true }), 'content-type': JSON_API, 'idempotency-key': randomUUID() },
+      payload: document({ type: 'events', attributes: { name: 'walk', category: 'activity', data: {} } }),
+    });
+    expect(event.statusCode).toBe(201);
+    const tables = ['twins', 'events', 'idempotency_keys', 'quests', 'quest_tasks', 'twin_event_counts'];
+    const left = async (): Promise<Record<string, number>> =>
+      Object.fromEntries(await Promise.all(tables.map(async (table) => [table, (await organizationOf(table, 'organization_id = $1', [gone.organizationId])).length])));
+    expect(Object.values(await left()).every((n) => n > 0)).toBe(true);
+    await service.dataSource.query('DELETE FROM organizations WHERE id = $1', [gone.organizationId]);
+    expect(await left()).toEqual(Object.fromEntries(tables.map((table) => [table, 0])));
   });
 
   it('a webhook’s deliveries and attempts carry its organization', async () => {

@@ -27,9 +27,6 @@ export const events = defineTable(
     uniques: [{ name: 'events_organization_id_id_key', columns: ['organization_id', 'id'] }],
     // Same-organization foreign keys include the distribution column (migration CitusReady, docs/SCALING.md).
     foreignKeys: [{ name: 'events_organization_id_twin_id_fkey', target: 'twins', columnNames: ['organization_id', 'twin_id'], referencedColumnNames: ['organization_id', 'id'], onDelete: 'CASCADE' }],
-    relations: {
-      organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'events_organization_id_fkey' } },
-    },
   },
 );
 
@@ -50,8 +47,5 @@ export const idempotencyKeys = defineTable(
     indices: [{ name: 'idempotency_keys_created_idx', columns: ['created'] }],
     // Same-organization foreign keys include the distribution column (migration CitusReady, docs/SCALING.md).
     foreignKeys: [{ name: 'idempotency_keys_organization_id_twin_id_fkey', target: 'twins', columnNames: ['organization_id', 'twin_id'], referencedColumnNames: ['organization_id', 'id'], onDelete: 'CASCADE' }],
-    relations: {
-      organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'idempotency_keys_organization_id_fkey' } },
-    },
   },
 );

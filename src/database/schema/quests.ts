@@ -35,7 +35,6 @@ export const quests = defineTable(
     // Same-organization foreign keys include the distribution column (migration CitusReady, docs/SCALING.md).
     foreignKeys: [{ name: 'quests_organization_id_twin_id_fkey', target: 'twins', columnNames: ['organization_id', 'twin_id'], referencedColumnNames: ['organization_id', 'id'], onDelete: 'CASCADE' }],
     relations: {
-      organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'quests_organization_id_fkey' } },
       summary_image: { type: 'many-to-one', target: 'images', onDelete: 'SET NULL', nullable: true, joinColumn: { name: 'summary_image_id', foreignKeyConstraintName: 'quests_summary_image_id_fkey' } },
       original: { type: 'many-to-one', target: 'quests', onDelete: 'SET NULL', nullable: true, joinColumn: { name: 'original_id', foreignKeyConstraintName: 'quests_original_id_fkey' } },
     },
@@ -66,7 +65,6 @@ export const questTasks = defineTable(
     // Same-organization foreign keys include the distribution column (migration CitusReady, docs/SCALING.md).
     foreignKeys: [{ name: 'quest_tasks_organization_id_quest_id_fkey', target: 'quests', columnNames: ['organization_id', 'quest_id'], referencedColumnNames: ['organization_id', 'id'], onDelete: 'CASCADE' }],
     relations: {
-      organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'quest_tasks_organization_id_fkey' } },
       place: { type: 'many-to-one', target: 'twins', onDelete: 'SET NULL', nullable: true, joinColumn: { name: 'place_twin_id', foreignKeyConstraintName: 'quest_tasks_place_twin_id_fkey' } },
     },
   },

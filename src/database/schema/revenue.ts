@@ -30,7 +30,6 @@ export const revenueEntries = defineTable(
       { name: 'revenue_entries_organization_id_twin_id_fkey', target: 'twins', columnNames: ['organization_id', 'twin_id'], referencedColumnNames: ['organization_id', 'id'], onDelete: 'CASCADE' },
     ],
     relations: {
-      organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'revenue_entries_organization_id_fkey' } },
       embarking_twin: { type: 'many-to-one', target: 'twins', onDelete: 'SET NULL', nullable: true, joinColumn: { name: 'embarking_twin_id', foreignKeyConstraintName: 'revenue_entries_embarking_twin_id_fkey' } },
       copy: { type: 'many-to-one', target: 'quests', onDelete: 'SET NULL', nullable: true, joinColumn: { name: 'copy_id', foreignKeyConstraintName: 'revenue_entries_copy_id_fkey' } },
     },

@@ -64,9 +64,6 @@ export const webhookDeliveries = defineTable(
     checks: [{ name: 'webhook_deliveries_state_check', expression: `"state" IN ('pending', 'delivered', 'failed')` }],
     // Same-organization foreign keys include the distribution column (migration CitusReady, docs/SCALING.md).
     foreignKeys: [{ name: 'webhook_deliveries_organization_id_webhook_id_fkey', target: 'webhooks', columnNames: ['organization_id', 'webhook_id'], referencedColumnNames: ['organization_id', 'id'], onDelete: 'CASCADE' }],
-    relations: {
-      organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'webhook_deliveries_organization_id_fkey' } },
-    },
   },
 );
 
@@ -91,8 +88,5 @@ export const webhookAttempts = defineTable(
     indices: [{ name: 'webhook_attempts_webhook_idx', columns: ['webhook_id', 'attempted'] }],
     // Same-organization foreign keys include the distribution column (migration CitusReady, docs/SCALING.md).
     foreignKeys: [{ name: 'webhook_attempts_organization_id_webhook_id_fkey', target: 'webhooks', columnNames: ['organization_id', 'webhook_id'], referencedColumnNames: ['organization_id', 'id'], onDelete: 'CASCADE' }],
-    relations: {
-      organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'webhook_attempts_organization_id_fkey' } },
-    },
   },
 );
