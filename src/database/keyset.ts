@@ -1,4 +1,4 @@
-import type { SqlParams } from './sql-params.js';
+import { unplannedValue, type SqlParams } from './sql-params.js';
 
 /**
  * Keyset ("cursor") pages: a page starts after (or ends before) a position, the sort key values of a
@@ -106,7 +106,7 @@ export function keysetPageSql(page: KeysetPage, p: SqlParams): string {
   const far = edge(`least(${size}, (SELECT count(*) FROM page))`);
   return `WITH page AS MATERIALIZED (
        SELECT ${t}.*, row_number() OVER (ORDER BY ${reading}) AS n
-         FROM (${page.rows(past, reading, `${size} + 1`)}) ${t})
+         FROM (${page.rows(past, reading, unplannedValue(`${size} + 1`))}) ${t})
      SELECT ${page.items(pageRows, `${t}.n ${reversed ? 'DESC' : 'ASC'}`)} AS data,
             ${page.included ?? 'NULL::text'} AS included,
             ${reversed ? far : near} AS first, ${reversed ? near : far} AS last,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
-import { SqlParams } from '../database/sql-params.js';
+import { SqlParams, unplannedValue } from '../database/sql-params.js';
 import { events, idempotencyKeys, select, type Row } from '../database/schema/index.js';
 import { microsSql } from '../database/timestamps.js';
 import { notifyChangeSql, recordChangesSql, type ChangeRow } from '../database/change-log.js';
@@ -235,7 +235,7 @@ export class EventsRepository {
     const rows: CountedJson[] = await this.sql.query(
       `SELECT c.count, CASE WHEN ${offset} < c.count THEN (
                 SELECT coalesce(json_agg(${eventJsonSql('e', document.fieldset)} ORDER BY ${order}), '[]'::json)::text
-                  FROM (SELECT * FROM events e WHERE ${where} ORDER BY ${order} LIMIT ${size} OFFSET ${offset}) e)
+                  FROM (SELECT * FROM events e WHERE ${where} ORDER BY ${order} LIMIT ${unplannedValue(size)} OFFSET ${unplannedValue(offset)}) e)
               ELSE '[]' END AS data
          FROM (${count}) c`,
       params.values,
