@@ -20,11 +20,12 @@ export class SqlParams {
 }
 
 /**
- * A page's LIMIT or OFFSET as a scalar subquery: a value no plan is made for. A prepared statement is
- * planned for its values five times, then PostgreSQL compares those costs with a generic plan's, which
- * assumes an unknown LIMIT or OFFSET is a tenth of the rows; when a tenth is more than a page (a twin with
- * 2,000 events) the generic plan looks dearer and every execution is planned again (0.5–0.8 ms, a quarter
- * of a timeline page's throughput at 20M events). Hidden from both, the costs match and the plan is kept.
+ * A value as a scalar subquery: one no plan is made for. A prepared statement is planned for its values
+ * five times, then PostgreSQL compares those plans' costs with a generic plan's and keeps the generic one
+ * only if it is not dearer. Values it can see make the two differ: a generic plan assumes an unknown LIMIT
+ * or OFFSET is a tenth of the rows (at 20M events a tenth of a timeline is more than a page), and a custom
+ * plan that knows the twin counts its events a little differently; either way every execution was planned
+ * again (0.2–0.8 ms, up to a quarter of a timeline page's throughput). Hidden from both, their costs match
+ * and the generic plan is kept. The value still serves as an index condition (an init plan's output).
  */
 export const unplannedValue = (placeholder: string): string => `(SELECT ${placeholder})`;
-
