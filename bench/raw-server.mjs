@@ -8,7 +8,9 @@
 //   X-Organization, X-Twin in that organization) is a CTE of the very statement that answers, and so
 //   is the page count (from the trigger-kept twin_counts where that is exact);
 // - named prepared statements (pg's {name, text, values}) for every statement: parsed and planned once
-//   per connection;
+//   per connection (page sizes, offsets and the timeline's twin as scalar subqueries in the timeline and
+//   keyset pages, as in the service, so PostgreSQL keeps their generic plan instead of planning every
+//   execution again);
 // - JSON built by PostgreSQL (json_build_object / json_agg … ::text) and sent as a string, never parsed
 //   in Node; Node only splices the small links/meta around it;
 // - writes (POST/PATCH events, embark) are single statements with data-modifying CTEs, including the
@@ -250,7 +252,7 @@ ${CHANGE('event.updated')}
 SELECT w.body, w.data FROM (SELECT c.resource AS body, e.data::text AS data, ${NOTIFY} FROM e JOIN c ON c.subject_id = e.id) w`;
 
 /** GET /events/ — $4 name, $5 category, $6 since, $7 until (each NULL when absent), $8 size, $9 offset. */
-const TIMELINE_WHERE = `e.twin_id = $3::uuid AND e.organization_id = $2::uuid
+const TIMELINE_WHERE = `e.twin_id = (SELECT $3::uuid) AND e.organization_id = (SELECT $2::uuid)
    AND ($4::text IS NULL OR e.name = $4::text) AND ($5::text IS NULL OR e.category = $5::text)
    AND e."timestamp" >= coalesce($6::timestamptz, '-infinity') AND e."timestamp" < coalesce($7::timestamptz, 'infinity')`;
 const SQL_TIMELINE = `WITH ${AUTH}
@@ -261,7 +263,7 @@ SELECT a.org, a.twin,
             ELSE (SELECT count(*)::int FROM events e WHERE ${TIMELINE_WHERE}) END AS count,
        CASE WHEN a.twin IS NOT NULL THEN
          (SELECT json_agg(${EVENT_JSON} ORDER BY e."timestamp" DESC, e.id DESC)::text
-            FROM (SELECT * FROM events e WHERE ${TIMELINE_WHERE} ORDER BY e."timestamp" DESC, e.id DESC LIMIT $8::int OFFSET $9::bigint) e) END AS body
+            FROM (SELECT * FROM events e WHERE ${TIMELINE_WHERE} ORDER BY e."timestamp" DESC, e.id DESC LIMIT (SELECT $8::int) OFFSET (SELECT $9::bigint)) e) END AS body
   FROM a`;
 
 /** GET /quests/ — $4 owned_by, $5 name, $6 description (NULL when absent), $7 size, $8 offset, $9 image URL prefix. */
@@ -297,9 +299,9 @@ SELECT a.org, a.twin,
 const timelinePage = (after) => `WITH ${AUTH},
 page AS MATERIALIZED (
   SELECT e.*, row_number() OVER (ORDER BY e."timestamp" DESC, e.id DESC) AS n FROM (
-    SELECT e.* FROM events e, a WHERE a.twin IS NOT NULL AND e.twin_id = $3::uuid AND e.organization_id = $2::uuid
+    SELECT e.* FROM events e, a WHERE a.twin IS NOT NULL AND e.twin_id = (SELECT $3::uuid) AND e.organization_id = (SELECT $2::uuid)
       ${after ? `AND (e."timestamp", e.id) < ($5::timestamptz, $6::uuid)` : ''}
-     ORDER BY e."timestamp" DESC, e.id DESC LIMIT $4::int + 1) e)
+     ORDER BY e."timestamp" DESC, e.id DESC LIMIT (SELECT $4::int + 1)) e)
 ${keysetSelect(EVENT_JSON, 'e', '$4::int', `json_build_array(e."timestamp"::text, e.id::text)`)},
        ${after ? `EXISTS (SELECT 1 FROM events e WHERE e.twin_id = $3::uuid AND e.organization_id = $2::uuid AND (e."timestamp", e.id) >= ($5::timestamptz, $6::uuid))` : 'false'} AS beyond
   FROM a`;
@@ -317,10 +319,10 @@ const twinsKeyset = (after, json = TWIN_LIST_JSON, newest = false) => {
 page AS MATERIALIZED (
   SELECT t.*, row_number() OVER (ORDER BY ${order('t')}) AS n FROM (
     SELECT u.* FROM (
-      (SELECT s.* FROM twins s WHERE ${SHARED('s')} ${past} ORDER BY ${order('s')} LIMIT $4::int + 1)
+      (SELECT s.* FROM twins s WHERE ${SHARED('s')} ${past} ORDER BY ${order('s')} LIMIT (SELECT $4::int + 1))
       UNION ALL
-      (SELECT s.* FROM twins s WHERE s.organization_id = $2::uuid AND NOT ${SHARED('s')} ${past} ORDER BY ${order('s')} LIMIT $4::int + 1)) u
-    ORDER BY ${order('u')} LIMIT $4::int + 1) t)
+      (SELECT s.* FROM twins s WHERE s.organization_id = $2::uuid AND NOT ${SHARED('s')} ${past} ORDER BY ${order('s')} LIMIT (SELECT $4::int + 1))) u
+    ORDER BY ${order('u')} LIMIT (SELECT $4::int + 1)) t)
 ${keysetSelect(json, 't', '$4::int', `json_build_array(t.created::text, t.id::text)`)},
        ${after ? `(EXISTS (SELECT 1 FROM twins s WHERE ${SHARED('s')} AND ${before})
                    OR EXISTS (SELECT 1 FROM twins s WHERE s.organization_id = $2::uuid AND NOT ${SHARED('s')} AND ${before}))` : 'false'} AS beyond
