@@ -65,7 +65,10 @@ export function createLogger(level: LevelWithSilent, stream?: DestinationStream 
         },
       },
     },
-    stream as DestinationStream | undefined,
+    // Lines to stdout are written asynchronously: while a write is in flight the next lines gather and go
+    // in one write. A synchronous write per line (pino's default) took the twin detail from 5,500 to 4,500
+    // requests/s at `info`, where every request writes its access line; pino flushes what is pending on exit.
+    stream ?? pino.destination({ dest: 1, sync: false }),
   );
 }
 
