@@ -231,7 +231,8 @@ export class EventsRepository {
     // with the twin's events. A filtered page counts its matches.
     const count = filtered
       ? `SELECT count(*) AS count FROM events e WHERE ${counted}`
-      : `SELECT coalesce((SELECT n.total FROM twin_event_counts n WHERE n.organization_id = ${timeline.organization} AND n.twin_id = ${timeline.twin}), 0) AS count`;
+      : // An aggregate, so the row is read once (a scalar subquery here became two init plans, one per use of c.count).
+        `SELECT coalesce(max(n.total), 0) AS count FROM twin_event_counts n WHERE n.organization_id = ${timeline.organization} AND n.twin_id = ${timeline.twin}`;
     const rows: CountedJson[] = await this.sql.query(
       `SELECT c.count, CASE WHEN ${offset} < c.count THEN (
                 SELECT coalesce(json_agg(${eventJsonSql('e', document.fieldset)} ORDER BY ${order}), '[]'::json)::text
