@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { QuestClient } from '../support/quests';
-import { document, JSON_API, TestApp } from '../support/test-app';
+import { document, JSON_API, TestApp, type TestTenant } from '../support/test-app';
 
 /**
  * The schema a move to Citus needs (migration CitusReady, docs/SCALING.md "Citus"), read from the
@@ -183,6 +183,40 @@ describe('Citus readiness: what the writers store', () => {
     return rows.map((row) => row.organization_id);
   };
 
+  /** `POST /events/` on the tenant's twin, with an idempotency key (so a key row is written too); the event's id. */
+  const postEvent = async (tenant: TestTenant): Promise<string> => {
+    const event = await service.inject({
+      method: 'POST',
+      url: '/events/',
+      headers: { ...tenant.headers({ twin: true }), 'content-type': JSON_API, 'idempotency-key': randomUUID() },
+      payload: document({ type: 'events', attributes: { name: 'walk', category: 'activity', data: {} } }),
+    });
+    expect(event.statusCode).toBe(201);
+    return event.json().data.id as string;
+  };
+
+  /** A webhook of the tenant's organization for `event.created`, delivering to the local receiver; its id. */
+  const createWebhook = async (tenant: TestTenant): Promise<string> => {
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const created = await service.inject({
+      method: 'POST',
+      url: '/webhooks/',
+      headers: { ...tenant.headers(), 'content-type': JSON_API },
+      payload: document({ type: 'webhooks', attributes: { url, events: ['event.created'] } }),
+    });
+    expect(created.statusCode).toBe(201);
+    return created.json().data.id as string;
+  };
+
+  /** Waits until the worker has recorded an attempt of the webhook. */
+  const attempted = async (webhook: string): Promise<void> => {
+    const deadline = Date.now() + 15_000;
+    while ((await organizationOf('webhook_attempts', 'webhook_id = $1', [webhook])).length === 0) {
+      if (Date.now() > deadline) throw new Error('timed out waiting for the attempt');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+
   it('quest tasks carry their quest’s organization, copies the embarker’s; a revenue entry the creator’s', async () => {
     const creator = await service.tenant({ organization: 'Citus creator' });
     const supplier = await service.tenant({ organization: 'Citus supplier' });
@@ -211,51 +245,46 @@ describe('Citus readiness: what the writers store', () => {
 
   it('deleting an organization removes its rows of every table through the composite keys', async () => {
     const gone = await service.tenant({ organization: 'Citus deleted' });
+    const buyer = await service.tenant({ organization: 'Citus buyer of the deleted' });
     await q.setTwinPublic(gone.twinId, true);
     const quest = await q.create(gone, { name: 'Citus gone', price: '1.00' });
     expect((await q.addTask(gone, quest.id, { name: 'Walk' })).statusCode).toBe(201);
-    const event = await service.inject({
-      method: 'POST',
-      url: '/events/',
-      headers: { ...gone.headers({ twin: true }), 'content-type': JSON_API, 'idempotency-key': randomUUID() },
-      payload: document({ type: 'events', attributes: { name: 'walk', category: 'activity', data: {} } }),
-    });
-    expect(event.statusCode).toBe(201);
-    const tables = ['twins', 'events', 'idempotency_keys', 'quests', 'quest_tasks', 'twin_event_counts'];
+    expect((await q.patch(gone, quest.id, { public: true })).statusCode).toBe(200);
+    // The revenue entry is the deleted organization's; the copy and its tasks are the buyer's.
+    const copy = (await q.embark(buyer, quest.id)).json().data.id as string;
+    const webhook = await createWebhook(gone);
+    await postEvent(gone);
+    await attempted(webhook);
+    const tables = [
+      'twins',
+      'events',
+      'idempotency_keys',
+      'twin_event_counts',
+      'quests',
+      'quest_tasks',
+      'revenue_entries',
+      'webhooks',
+      'webhook_deliveries',
+      'webhook_attempts',
+    ];
     const left = async (): Promise<Record<string, number>> =>
       Object.fromEntries(await Promise.all(tables.map(async (table) => [table, (await organizationOf(table, 'organization_id = $1', [gone.organizationId])).length])));
-    expect(Object.values(await left()).every((n) => n > 0)).toBe(true);
+    expect(Object.entries(await left()).filter(([, n]) => n === 0)).toEqual([]);
     await service.dataSource.query('DELETE FROM organizations WHERE id = $1', [gone.organizationId]);
     expect(await left()).toEqual(Object.fromEntries(tables.map((table) => [table, 0])));
+    // The buyer's copy stays, its reference to the deleted original cleared (a cross-organization key).
+    expect(await service.dataSource.query('SELECT original_id FROM quests WHERE id = $1', [copy])).toEqual([{ original_id: null }]);
   });
 
   it('a webhook’s deliveries and attempts carry its organization', async () => {
     const partner = await service.tenant({ organization: 'Citus partner' });
-    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    const created = await service.inject({
-      method: 'POST',
-      url: '/webhooks/',
-      headers: { ...partner.headers(), 'content-type': JSON_API },
-      payload: document({ type: 'webhooks', attributes: { url, events: ['event.created'] } }),
-    });
-    expect(created.statusCode).toBe(201);
-    const webhook = created.json().data.id as string;
+    const webhook = await createWebhook(partner);
     const before = received;
-    const event = await service.inject({
-      method: 'POST',
-      url: '/events/',
-      headers: { ...partner.headers({ twin: true }), 'content-type': JSON_API, 'idempotency-key': randomUUID() },
-      payload: document({ type: 'events', attributes: { name: 'walk', category: 'activity', data: {} } }),
-    });
-    expect(event.statusCode).toBe(201);
-    expect(await organizationOf('events', 'id = $1', [event.json().data.id])).toEqual([partner.organizationId]);
+    const event = await postEvent(partner);
+    expect(await organizationOf('events', 'id = $1', [event])).toEqual([partner.organizationId]);
     expect(await organizationOf('idempotency_keys', 'twin_id = $1', [partner.twinId])).toEqual([partner.organizationId]);
 
-    const deadline = Date.now() + 15_000;
-    while ((await organizationOf('webhook_attempts', 'webhook_id = $1', [webhook])).length === 0) {
-      if (Date.now() > deadline) throw new Error('timed out waiting for the attempt');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await attempted(webhook);
     expect(received).toBeGreaterThan(before);
     expect(await organizationOf('webhook_deliveries', 'webhook_id = $1', [webhook])).toEqual([partner.organizationId]);
     expect(await organizationOf('webhook_attempts', 'webhook_id = $1', [webhook])).toEqual([partner.organizationId]);
