@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { Metrics } from '../../src/common/metrics/metrics';
+import { WebhookWorker } from '../../src/webhooks/webhook-worker';
 import { WebhooksRepository } from '../../src/webhooks/webhooks.repository';
 import { document, expectError, JSON_API, MICROSECOND_TIMESTAMP, TestApp, type TestTenant } from '../support/test-app';
 
@@ -259,6 +260,14 @@ describe('webhooks: delivering', () => {
     tenant = await service.tenant({ organization: 'Delivery partner' });
   });
 
+  afterEach(async () => {
+    // Each test starts on an idle worker: attempts a test left in flight (a dead receiver holds its
+    // slot for the whole timeout) would otherwise take the next test's slots and its timing with them.
+    await service.dataSource.query(`UPDATE webhooks SET enabled = false`);
+    const worker = service.app.get(WebhookWorker);
+    await until('no attempt in flight', () => (worker.busy === 0 ? true : undefined), TIMEOUT_MS + 5000);
+  });
+
   afterAll(async () => {
     await service?.close();
     await Promise.all(receivers.map((receiver) => receiver.close()));
@@ -416,7 +425,6 @@ describe('webhooks: delivering', () => {
     await until('the live receiver got its change', () => live.received.length >= 1 || undefined);
     // It waited at most for slots to free (one timeout), not for the backlogs.
     expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 1000);
-    await service.dataSource.query(`UPDATE webhooks SET enabled = false WHERE organization_id = $1`, [busy.organizationId]);
   });
 
   it('finished deliveries and attempts past the retention are pruned; pending ones and recent ones stay', async () => {
@@ -462,7 +470,6 @@ describe('webhooks: delivering', () => {
     expect(Date.now() - started).toBeLessThan(TIMEOUT_MS);
     // The slow receiver is being served meanwhile, within its own slots.
     expect(slow.received.length).toBeGreaterThan(0);
-    await service.dataSource.query(`UPDATE webhooks SET enabled = false WHERE organization_id = $1`, [busy.organizationId]);
   });
 });
 
