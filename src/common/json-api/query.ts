@@ -26,11 +26,14 @@ const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d
 export function isCalendarTimestamp(raw: string): boolean {
   const match = TIMESTAMP.exec(raw);
   if (!match) return false;
-  const [year, month, day, hour = 0, minute = 0, second = 0, offsetHours = 0, offsetMinutes = 0] = match.slice(1).map((part) => (part === undefined ? undefined : Number(part)));
-  if (year! < 1 || month! < 1 || month! > 12 || day! < 1) return false;
-  const daysInMonth = new Date(Date.UTC(2000, month!, 0)).getUTCDate() - (month === 2 && !isLeapYear(year!) ? 1 : 0);
-  return day! <= daysInMonth && hour <= 23 && minute <= 59 && second <= 59 && offsetHours <= 15 && offsetMinutes <= 59;
+  const part = (index: number) => (match[index] === undefined ? 0 : Number(match[index]));
+  const [year, month, day] = [part(1), part(2), part(3)];
+  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
+  const daysInMonth = month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1];
+  return day <= daysInMonth && part(4) <= 23 && part(5) <= 59 && part(6) <= 59 && part(7) <= 15 && part(8) <= 59;
 }
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /**
  * One instant: a calendar timestamp with seconds and an explicit offset (`Z` or `±hh:mm`), at most

@@ -50,34 +50,43 @@ const UNSTORABLE_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\
  * which would fail in the database instead of being refused. Returns the problem with its pointer.
  */
 export function unstorableMember(body: unknown): { pointer: string; detail: string } | undefined {
-  // Pointers are built only for the member that fails: a batch of a thousand events has tens of
-  // thousands of members, and escaping each one's pointer on the way was most of this walk's cost.
-  const stack: { value: unknown; depth: number; parent: number; name: string }[] = [{ value: body, depth: 1, parent: -1, name: '' }];
-  const visited: { parent: number; name: string }[] = [];
-  const pointerOf = (index: number): string => {
-    const segments: string[] = [];
-    for (let at = index; at > 0; at = visited[at].parent) segments.push(escapePointer(visited[at].name));
-    return segments.length === 0 ? '' : `/${segments.reverse().join('/')}`;
-  };
-  while (stack.length > 0) {
-    const { value, depth, parent, name } = stack.pop()!;
-    const index = visited.push({ parent, name }) - 1;
-    if (typeof value === 'string') {
-      if (UNSTORABLE_TEXT.test(value)) return { pointer: pointerOf(index), detail: 'Text must not contain U+0000 (NUL) or unpaired UTF-16 surrogates.' };
-      continue;
-    }
-    if (typeof value !== 'object' || value === null) continue;
-    if (depth > MAX_DOCUMENT_DEPTH) return { pointer: pointerOf(index), detail: `The document is nested more than ${MAX_DOCUMENT_DEPTH} levels deep.` };
-    for (const [childName, child] of Object.entries(value)) {
-      if (UNSTORABLE_TEXT.test(childName)) {
-        return { pointer: `${pointerOf(index)}/${escapePointer(childName)}`, detail: 'Member names must not contain U+0000 (NUL) or unpaired UTF-16 surrogates.' };
+  const found = unstorableBelow(body, 1);
+  return found && { pointer: found.segments.length === 0 ? '' : `/${found.segments.reverse().map(escapePointer).join('/')}`, detail: found.detail };
+}
+
+/**
+ * The walk of unstorableMember. It allocates nothing on the way down (a batch of a thousand events has
+ * tens of thousands of members; building pointers or a work list for each was most of its cost): the
+ * failing member's path is collected on the way back up, innermost first. Recursion is bounded by
+ * MAX_DOCUMENT_DEPTH, which is checked before going deeper.
+ */
+function unstorableBelow(value: unknown, depth: number): { segments: string[]; detail: string } | undefined {
+  if (typeof value === 'string') {
+    return UNSTORABLE_TEXT.test(value) ? { segments: [], detail: 'Text must not contain U+0000 (NUL) or unpaired UTF-16 surrogates.' } : undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (depth > MAX_DOCUMENT_DEPTH) return { segments: [], detail: `The document is nested more than ${MAX_DOCUMENT_DEPTH} levels deep.` };
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const found = unstorableBelow(value[index], depth + 1);
+      if (found) {
+        found.segments.push(String(index));
+        return found;
       }
-      stack.push({ value: child, depth: depth + 1, parent: index, name: childName });
+    }
+    return undefined;
+  }
+  for (const name in value) {
+    if (!Object.hasOwn(value, name)) continue;
+    if (UNSTORABLE_TEXT.test(name)) return { segments: [name], detail: 'Member names must not contain U+0000 (NUL) or unpaired UTF-16 surrogates.' };
+    const found = unstorableBelow((value as Record<string, unknown>)[name], depth + 1);
+    if (found) {
+      found.segments.push(name);
+      return found;
     }
   }
   return undefined;
 }
-
 
 const AS_SENT = Symbol('attributes taken as sent');
 
@@ -115,13 +124,22 @@ function attributeNames(target: Constructor<object>): ReadonlySet<string> {
  */
 const OBJECT_PROTOTYPE_NAMES = new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype']);
 
-function prototypeNamedMember(value: unknown, pointer: string): { name: string; pointer: string } | undefined {
+function prototypeNamedMember(value: unknown, attribute: string): { name: string; pointer: string } | undefined {
+  const found = prototypeNamedBelow(value);
+  return found && { name: found[0], pointer: `/data/attributes/${[attribute, ...found.reverse()].map(escapePointer).join('/')}` };
+}
+
+/** The path (innermost first) to the first member named like an Object.prototype member, below `value`. */
+function prototypeNamedBelow(value: unknown): string[] | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
+  const array = Array.isArray(value);
   for (const [name, child] of Object.entries(value)) {
-    const childPointer = `${pointer}/${escapePointer(name)}`;
-    if (!Array.isArray(value) && OBJECT_PROTOTYPE_NAMES.has(name)) return { name, pointer: childPointer };
-    const found = prototypeNamedMember(child, childPointer);
-    if (found) return found;
+    if (!array && OBJECT_PROTOTYPE_NAMES.has(name)) return [name];
+    const found = prototypeNamedBelow(child);
+    if (found) {
+      found.push(name);
+      return found;
+    }
   }
   return undefined;
 }
@@ -191,16 +209,15 @@ export class ResourceBodyPipe<A extends object> implements PipeTransform<unknown
     // Only declared attributes reach class-transformer, and those taken as sent are set afterwards.
     const transformable: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(raw)) {
-      const pointer = `/data/attributes/${escapePointer(name)}`;
       if (!declared.has(name)) {
-        problems.push(invalidDocument(`Unknown attribute "${name}".`, pointer));
+        problems.push(invalidDocument(`Unknown attribute "${name}".`, `/data/attributes/${escapePointer(name)}`));
       } else if (!asSent.has(name)) {
-        const member = prototypeNamedMember(value, pointer);
+        const member = prototypeNamedMember(value, name);
         if (member) problems.push(invalidDocument(`Unknown attribute "${member.name}".`, member.pointer));
         else transformable[name] = value;
       }
     }
-    const instance = plainToInstance(target, transformable, { enableImplicitConversion: false });
+    const instance = attributesInstance(target, transformable);
     for (const name of asSent) {
       if (typeof name === 'string' && Object.hasOwn(raw, name)) {
         Object.defineProperty(instance, name, { value: raw[name], enumerable: true, writable: true, configurable: true });
@@ -212,6 +229,19 @@ export class ResourceBodyPipe<A extends object> implements PipeTransform<unknown
     if (problems.length === 1) throw problems[0];
     throw new AggregateApiError(400, problems);
   }
+}
+
+/**
+ * class-transformer's instance of `values`. Without implicit conversion it copies a primitive as it is
+ * (no DTO transforms one: resource-body.spec.ts checks every DTO class), so values that are all
+ * primitives need only the instance; plainToInstance was the costliest step of a batch's event adds.
+ */
+export function attributesInstance<A extends object>(target: Constructor<A>, values: Record<string, unknown>): A {
+  for (const name in values) {
+    const value = values[name];
+    if (typeof value === 'object' && value !== null) return plainToInstance(target, values, { enableImplicitConversion: false });
+  }
+  return Object.assign(new target(), values);
 }
 
 function flatten(errors: ValidationError[], base: string): { pointer: string; detail: string }[] {
