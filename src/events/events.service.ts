@@ -10,7 +10,7 @@ import { isCursorPaging, type Page, pageOfJson, pageRequest } from '../common/js
 import { representationVariant, sparseResource } from '../common/json-api/representation.js';
 import { isUuid } from '../common/json-api/query.js';
 import { assertIdMatchesPath, type ResourceDocument } from '../common/json-api/resource-body.js';
-import type { JsonText, ResourceObject } from '../common/json-api/resource.js';
+import { JsonText, type ResourceObject } from '../common/json-api/resource.js';
 import type { CreateEventAttributes, UpdateEventAttributes } from './dto/event.dto.js';
 import { MAX_EVENT_DATA_BYTES, requestHash, serializedSize } from './event-data.js';
 import { EventBus, type EventChange } from './event-bus.js';
@@ -76,17 +76,16 @@ export class EventsService {
 
   /**
    * Stores a batch's run of new events in one statement (POST /operations), in the caller's transaction;
-   * each one's resource in input order, or undefined where its client-chosen id is taken (by an earlier
-   * event, or earlier in the same run): the caller decides what that means for the batch.
+   * each one's resource (its JSON text) in input order, or undefined where its client-chosen id is taken
+   * (by an earlier event, or earlier in the same run): the caller decides what that means for the batch.
    */
-  async addMany(tenant: TwinTenant, documents: ResourceDocument<CreateEventAttributes>[]): Promise<(ResourceObject | undefined)[]> {
+  async addMany(tenant: TwinTenant, documents: ResourceDocument<CreateEventAttributes>[]): Promise<(JsonText | undefined)[]> {
     const batch: NewEvent[] = documents.map(({ id, attributes: { name, category, data, occurred = null } }) => ({ id: id ?? uuidv7(), name, category, data, occurred }));
-    const rows = await this.events.insertMany(tenant, batch, this.bus.channel);
-    const stored = new Map<string, ResourceObject>();
-    for (const row of rows) {
-      const resource = eventResource(row);
-      stored.set(row.id, resource);
-      this.announce('created', tenant, row, resource);
+    const changes = await this.events.insertMany(tenant, batch, this.bus.channel);
+    const stored = new Map<string, JsonText>();
+    for (const change of changes) {
+      stored.set(change.subject_id, new JsonText(change.resource));
+      this.announceChange(tenant, { position: change.position, op: 'created', id: change.subject_id, name: change.name ?? '', category: change.category ?? '', data: change.resource });
     }
     return batch.map((event) => {
       const resource = stored.get(event.id);
@@ -120,7 +119,7 @@ export class EventsService {
         return { status: earlier.response_status ?? 201, body: earlier.response_body as T, replayed: true };
       }
       const { status, body, eventId } = await write();
-      await this.events.completeIdempotencyKey(tenant, key, status, body, eventId ?? null);
+      await this.events.completeIdempotencyKey(tenant, key, status, body instanceof JsonText ? body.text : JSON.stringify(body), eventId ?? null);
       return { status, body, replayed: false };
     });
     this.purgeKeysNowAndThen();
@@ -131,9 +130,12 @@ export class EventsService {
   private announce(op: EventChange['op'], tenant: TwinTenant, row: ChangedEvent, resource: ResourceObject): void {
     // PostgreSQL announces it itself (the statement's NOTIFY): nothing to serialise for that bus.
     if (this.bus.channel !== null) return;
-    this.sql.afterCommit(() =>
-      this.bus.committed({ position: row.position, op, twinId: tenant.twin.id, id: row.id, name: row.name, category: row.category, data: JSON.stringify(resource) }),
-    );
+    this.announceChange(tenant, { position: row.position, op, id: row.id, name: row.name, category: row.category, data: JSON.stringify(resource) });
+  }
+
+  private announceChange(tenant: TwinTenant, change: Omit<EventChange, 'twinId'>): void {
+    if (this.bus.channel !== null) return;
+    this.sql.afterCommit(() => this.bus.committed({ ...change, twinId: tenant.twin.id }));
   }
 
   private async insert(tenant: TwinTenant, event: NewEvent): Promise<ChangedEvent> {
@@ -209,9 +211,7 @@ export class EventsService {
     const versions = precondition && !precondition.any ? precondition.versions : null;
     const deleted = await this.events.delete(tenant, id, this.bus.channel, versions);
     if (!deleted) throw await this.missing(tenant, id, versions);
-    this.sql.afterCommit(() =>
-      this.bus.committed({ position: deleted.position, op: 'deleted', twinId: tenant.twin.id, id, name: deleted.name, category: deleted.category, data: deleted.resource }),
-    );
+    this.announceChange(tenant, { position: deleted.position, op: 'deleted', id, name: deleted.name, category: deleted.category, data: deleted.resource });
   }
 
   /**

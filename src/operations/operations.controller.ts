@@ -5,6 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { ActsAsTwin } from '../common/auth/route-access.js';
 import { Tenant, type Tenant as TenantContext } from '../common/auth/tenant.js';
 import { RawBody } from '../common/json-api/envelope.js';
+import { JsonText } from '../common/json-api/resource.js';
 import { ApiErrors, ApiTenant } from '../common/openapi/docs.js';
 import { readIdempotencyKey } from '../events/event-data.js';
 import { assertAtomicMediaType, ATOMIC_MEDIA_TYPE, MAX_OPERATIONS, OPERATIONS_BODY_LIMIT } from './atomic-document.js';
@@ -69,6 +70,6 @@ export class OperationsController {
     const { results, replayed } = await this.operations.run(tenant, body, readIdempotencyKey(idempotencyKey));
     reply.header('content-type', ATOMIC_MEDIA_TYPE);
     if (replayed) reply.header('idempotent-replayed', 'true');
-    return new RawBody(results);
+    return new RawBody(results instanceof JsonText ? results.text : results);
   }
 }

@@ -4,17 +4,18 @@ import { Sql } from '../database/sql.js';
 import type { Tenant, TwinTenant } from '../common/auth/tenant.js';
 import { ApiError, idExists, invalidDocument, invalidHeader } from '../common/json-api/api-error.js';
 import { AggregateApiError } from '../common/json-api/error-mapper.js';
-import type { ResourceObject } from '../common/json-api/resource.js';
+import { JsonText, type ResourceObject } from '../common/json-api/resource.js';
 import { canonicalJson } from '../events/event-data.js';
 import { EventsService } from '../events/events.service.js';
 import { TwinsService } from '../twins/twins.service.js';
 import { atOperation, readOperations, type Operation, type ReadOperation } from './atomic-document.js';
 
-/** One entry of `atomic:results`: the resource an operation left, or `{}` (a removal). */
-export type AtomicResult = { data: ResourceObject } | Record<string, never>;
-export interface AtomicResults {
-  'atomic:results': AtomicResult[];
-}
+/**
+ * The answer of a batch: `{"atomic:results": [...]}`, one entry per operation, the resource it left
+ * (`{"data": …}`) or `{}` (a removal). Built as JSON text: an event add's resource is the text PostgreSQL
+ * built for the change log. A replayed answer is the stored document, parsed.
+ */
+export type AtomicAnswer = JsonText | { 'atomic:results': unknown[] };
 
 type EventAdd = Extract<Operation, { op: 'add'; type: 'events' }>;
 const isEventAdd = (operation: ReadOperation): operation is EventAdd => !('invalid' in operation) && operation.op === 'add' && operation.type === 'events';
@@ -37,56 +38,59 @@ export class OperationsService {
    * Runs the batch; with an `Idempotency-Key` (kept per acting twin, like those of `POST /events/`), a
    * retry of the same batch answers the first answer (`replayed`) and another batch under the key is a 422.
    */
-  async run(tenant: Tenant, body: unknown, idempotencyKey: string | undefined): Promise<{ results: AtomicResults; replayed: boolean }> {
+  async run(tenant: Tenant, body: unknown, idempotencyKey: string | undefined): Promise<{ results: AtomicAnswer; replayed: boolean }> {
     const operations = readOperations(body);
     if (idempotencyKey === undefined) return { results: await this.sql.transaction(() => this.apply(tenant, operations)), replayed: false };
-    const outcome = await this.events.idempotent(this.actingTwin(tenant, 'An Idempotency-Key is kept per acting twin: send X-Twin with it.'), idempotencyKey, batchHash(body), async () => ({
+    const outcome = await this.events.idempotent<AtomicAnswer>(this.actingTwin(tenant, 'An Idempotency-Key is kept per acting twin: send X-Twin with it.'), idempotencyKey, batchHash(body), async () => ({
       status: 200,
       body: await this.apply(tenant, operations),
     }));
     return { results: outcome.body, replayed: outcome.replayed };
   }
 
-  private async apply(tenant: Tenant, operations: ReadOperation[]): Promise<AtomicResults> {
-    const results: AtomicResult[] = [];
+  private async apply(tenant: Tenant, operations: ReadOperation[]): Promise<JsonText> {
+    // Each result's JSON text, joined at the end.
+    const results: string[] = [];
     for (let index = 0; index < operations.length; ) {
       const operation = operations[index];
       if ('invalid' in operation) throw operation.invalid;
       if (isEventAdd(operation)) {
         let end = index + 1;
         while (end < operations.length && isEventAdd(operations[end])) end++;
-        results.push(...(await this.addEvents(tenant, operations.slice(index, end) as EventAdd[], index)));
+        for (const resource of await this.addEvents(tenant, operations.slice(index, end) as EventAdd[], index)) results.push(`{"data":${resource.text}}`);
         index = end;
         continue;
       }
-      results.push(await this.atIndex(index, () => this.applyOne(tenant, operation, index)));
+      const resource = await this.atIndex(index, () => this.applyOne(tenant, operation, index));
+      results.push(resource === null ? '{}' : JSON.stringify({ data: resource }));
       index++;
     }
-    return { 'atomic:results': results };
+    return new JsonText(`{"atomic:results":[${results.join(',')}]}`);
   }
 
-  private async addEvents(tenant: Tenant, run: EventAdd[], first: number): Promise<AtomicResult[]> {
+  private async addEvents(tenant: Tenant, run: EventAdd[], first: number): Promise<JsonText[]> {
     const twinTenant = await this.atIndex(first, async () => this.actingTwin(tenant));
     const stored = await this.atIndex(first, () => this.events.addMany(twinTenant, run.map((operation) => operation.document)));
     const taken = stored.findIndex((resource) => resource === undefined);
     if (taken >= 0) throw atOperation(first + taken, idExists('event', run[taken].document.id!));
-    return stored.map((data) => ({ data: data! }));
+    return stored as JsonText[];
   }
 
-  private async applyOne(tenant: Tenant, operation: Operation, index: number): Promise<AtomicResult> {
+  /** The resource the operation left, or null (a removal). */
+  private async applyOne(tenant: Tenant, operation: Operation, index: number): Promise<ResourceObject | null> {
     switch (operation.type) {
       case 'events': {
         const twinTenant = this.actingTwin(tenant);
-        if (operation.op === 'update') return { data: (await this.events.update(twinTenant, operation.id, operation.document)).value };
+        if (operation.op === 'update') return (await this.events.update(twinTenant, operation.id, operation.document)).value;
         if (operation.op === 'remove') {
           await this.events.delete(twinTenant, operation.id, undefined);
-          return {};
+          return null;
         }
         throw new Error(`event adds run in bulk (operation ${index})`);
       }
       case 'twins':
-        if (operation.op === 'add') return { data: (await this.twins.create(tenant, operation.document)).value };
-        return { data: (await this.twins.update(tenant, operation.id, operation.document)).value };
+        if (operation.op === 'add') return (await this.twins.create(tenant, operation.document)).value;
+        return (await this.twins.update(tenant, operation.id, operation.document)).value;
     }
   }
 

@@ -71,6 +71,26 @@ describe('events: GET /events/stream (server-sent events)', () => {
     expect(BigInt(first.id!) < BigInt(second.id!) && BigInt(second.id!) < BigInt(third.id!)).toBe(true);
   });
 
+  it('a batch (POST /operations) arrives as its creations, in the batch order, each equal to its result', async () => {
+    const client = await open();
+    await client.until(() => client.comments.length > 0, 'the opening comment');
+    const operations = Array.from({ length: 40 }, (_, n) => ({ op: 'add', data: { type: 'events', attributes: { name: `step ${n}`, category: 'batch', data: { n, nested: { ok: [n] } } } } }));
+    const answer = await service.inject({
+      method: 'POST',
+      url: '/operations',
+      headers: { ...tenant.headers({ twin: true }), 'content-type': 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"' },
+      payload: JSON.stringify({ 'atomic:operations': operations }),
+    });
+    expect(answer.statusCode).toBe(200);
+    const results = answer.json()['atomic:results'].map((result: { data: unknown }) => result.data);
+    const messages = await client.take(40);
+    expect(messages.map((message) => message.event)).toEqual(Array(40).fill('created'));
+    expect(messages.map((message) => JSON.parse(message.data!))).toEqual(results);
+    expect(results.map((resource: { attributes: { data: { n: number } } }) => resource.attributes.data.n)).toEqual(operations.map((_, n) => n));
+    const positions = messages.map((message) => BigInt(message.id!));
+    expect(positions.every((position, i) => i === 0 || position > positions[i - 1])).toBe(true);
+  });
+
   it('only the X-Twin timeline: events of another twin of the organization do not arrive', async () => {
     const rows: { id: string }[] = await service.dataSource.query(`INSERT INTO twins (organization_id, name) VALUES ($1, 'Other') RETURNING id`, [tenant.organizationId]);
     const client = await open();
