@@ -45,17 +45,35 @@ export interface ChangeRecord {
   category?: string;
   /** The resource's JSON text as committed (a deletion: its identifier). */
   resource: string;
+  /**
+   * The scope (a twin's id, SQL) that every recorded row belongs to, when the statement records many:
+   * it then takes that scope's position lock once and draws the positions itself, in the order of `from`,
+   * instead of the table's trigger doing both per row (migration ChangeLogBatchPositions).
+   */
+  positionsOf?: string;
 }
 
 /**
  * `INSERT INTO changes … RETURNING …`, to be a CTE of the changing statement. The position is drawn by
- * the table's trigger (per-twin commit order); the statement returns the rows as ChangeRow.
+ * the table's trigger (per-twin commit order), or by the statement under the same lock (`positionsOf`);
+ * the statement returns the rows as ChangeRow.
  */
 export function recordChangesSql(record: ChangeRecord): string {
-  return `INSERT INTO changes (organization_id, twin_id, kind, subject_id, name, category, resource)
-           SELECT ${record.organization}, ${record.twin ?? 'NULL::uuid'}, '${record.kind}', ${record.subject},
-                  ${record.name ?? 'NULL'}, ${record.category ?? 'NULL'}, ${record.resource}
+  const columns = 'organization_id, twin_id, kind, subject_id, name, category, resource';
+  const values = `${record.organization}, ${record.twin ?? 'NULL::uuid'}, '${record.kind}', ${record.subject},
+                  ${record.name ?? 'NULL'}, ${record.category ?? 'NULL'}, ${record.resource}`;
+  if (record.positionsOf === undefined) {
+    return `INSERT INTO changes (${columns})
+           SELECT ${values}
              FROM ${record.from}
+         RETURNING ${CHANGE_RETURNING}`;
+  }
+  // The lock is a materialized CTE joined to the rows: taken once, and before any position is drawn
+  // (nextval is evaluated above the join and its ORDER BY, on rows the join can only make after it).
+  return `INSERT INTO changes (position, ${columns})
+           WITH change_log_lock AS MATERIALIZED (SELECT pg_advisory_xact_lock(change_log_lock_key(${record.positionsOf})))
+           SELECT nextval('changes_position_seq'), ${values}
+             FROM change_log_lock, ${record.from}
          RETURNING ${CHANGE_RETURNING}`;
 }
 

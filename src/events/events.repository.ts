@@ -76,8 +76,8 @@ const MERGED_DATA = `(data || $6::jsonb) - ARRAY(SELECT key FROM jsonb_each($6::
 const EVENT_JSON = eventJsonSql('e');
 
 /** The change-log CTE `c` of a write to the events rows of CTE `e` (`from`: e, joined and ordered as the changes are to be). */
-function eventChangeSql(kind: 'event.created' | 'event.updated' | 'event.deleted', resource = `${EVENT_JSON}::text`, from = 'e'): string {
-  return recordChangesSql({ kind, from, organization: 'e.organization_id', twin: 'e.twin_id', subject: 'e.id', name: 'e.name', category: 'e.category', resource });
+function eventChangeSql(kind: 'event.created' | 'event.updated' | 'event.deleted', resource = `${EVENT_JSON}::text`, from = 'e', positionsOf?: string): string {
+  return recordChangesSql({ kind, from, organization: 'e.organization_id', twin: 'e.twin_id', subject: 'e.id', name: 'e.name', category: 'e.category', resource, positionsOf });
 }
 
 /** `, pg_notify(…)` of the change row `c` when the bus announces through PostgreSQL (channel), else nothing. */
@@ -137,7 +137,7 @@ export class EventsRepository {
          SELECT i.id, $2, $3, i.name, i.category, i.data, i.occurred FROM input i ORDER BY i.ord
          ON CONFLICT (id) DO NOTHING
          RETURNING *
-       ), c AS (${eventChangeSql('event.created', undefined, 'e JOIN input i ON i.id = e.id ORDER BY i.ord')})
+       ), c AS (${eventChangeSql('event.created', undefined, 'e JOIN input i ON i.id = e.id ORDER BY i.ord', '$3::uuid')})
        SELECT c.subject_id, c.position::text AS position, c.name, c.category, c.resource${notifySelect(channel)}
          FROM c
         ORDER BY c.position`,

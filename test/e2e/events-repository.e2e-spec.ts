@@ -5,7 +5,7 @@ import { EventsRepository } from '../../src/events/events.repository';
 import { Sql } from '../../src/database/sql';
 import { uuidv7 } from '../../src/events/uuidv7';
 import { recordStatements } from '../support/sql-statements';
-import { TestApp, TestTenant } from '../support/test-app';
+import { embeddedDatabase, TestApp, TestTenant } from '../support/test-app';
 
 /**
  * The PATCH merge of event data is one SQL statement on the stored jsonb (EventsRepository.update):
@@ -247,6 +247,76 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
         }),
         { numRuns: 25 },
       );
+    });
+  });
+
+  /**
+   * A twin's change positions are drawn under one lock per twin, so they are in commit order (what a
+   * stream resuming from a position relies on). A batch takes it once and draws its own positions
+   * (migration ChangeLogBatchPositions); a single write draws through the table's trigger: each must
+   * wait for the other's open transaction, and neither may hold up another twin.
+   */
+  describe('change positions of a twin, batch or single', () => {
+    // Concurrent transactions: the embedded database is one session.
+    const concurrent = embeddedDatabase() ? it.skip : it;
+    const asTenant = (created: TestTenant): TwinTenant => ({
+      account: { id: created.accountId, name: 'Test account' },
+      organization: { id: created.organizationId, name: 'Test organization' },
+      twin: { id: created.twinId },
+      tokenId: created.tokenId,
+    });
+    const event = () => ({ id: uuidv7(), name: 'ordered', category: 'test', data: {}, occurred: null });
+    const settledWithin = async (work: Promise<unknown>, ms: number) => Promise.race([work.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), ms))]);
+
+    /** Runs `first` in a transaction left open until `second` has been started and given time to finish. */
+    async function whileOpen<A, B>(first: () => Promise<A>, second: () => Promise<B>): Promise<{ first: A; second: B; waited: boolean }> {
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let written!: () => void;
+      const done = new Promise<void>((resolve) => (written = resolve));
+      const open = sql.transaction(async () => {
+        const result = await first();
+        written();
+        await gate;
+        return result;
+      });
+      await done;
+      const later = second();
+      const waited = !(await settledWithin(later, 300));
+      release();
+      return { first: await open, second: await later, waited };
+    }
+
+    // The single write is an update: inserts of a twin also queue on its twin_event_counts row, which
+    // would hide a missing position lock.
+    concurrent('a single change waits for an open batch and draws after it, and a batch for an open single change', async () => {
+      const timeline = asTenant(await app.tenant());
+      const existing = event();
+      await repository.insert(timeline, existing, null);
+      const afterBatch = await whileOpen(
+        () => repository.insertMany(timeline, [event(), event(), event()], null),
+        () => repository.update(timeline, existing.id, { data: { n: 1 } }, null),
+      );
+      expect(afterBatch.waited).toBe(true);
+      const batchPositions = afterBatch.first.map((change) => BigInt(change.position));
+      expect(batchPositions).toEqual([...batchPositions].sort((a, b) => (a < b ? -1 : 1)));
+      expect(BigInt(afterBatch.second!.position) > batchPositions[2]).toBe(true);
+
+      const afterSingle = await whileOpen(
+        () => repository.update(timeline, existing.id, { data: { n: 2 } }, null),
+        () => repository.insertMany(timeline, [event(), event()], null),
+      );
+      expect(afterSingle.waited).toBe(true);
+      expect(afterSingle.second.every((change) => BigInt(change.position) > BigInt(afterSingle.first!.position))).toBe(true);
+    });
+
+    concurrent('an open batch of one twin does not hold up another twin', async () => {
+      const [one, other] = [asTenant(await app.tenant()), asTenant(await app.tenant())];
+      const { waited } = await whileOpen(
+        () => repository.insertMany(one, [event(), event()], null),
+        () => repository.insertMany(other, [event()], null),
+      );
+      expect(waited).toBe(false);
     });
   });
 });
