@@ -15,6 +15,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
  * default postgresql://postgres@127.0.0.1:5432), starts the service on it at `port` as production runs
  * it (NODE_ENV=production, the Dockerfile's NODE_OPTIONS, warnings only, rate limits and the metrics
  * listener off) plus `env`, waits until it is ready and bootstraps a tenant through the CLI.
+ * PROFILE_NODE_OPTIONS is appended to the service's NODE_OPTIONS, to look inside it
+ * (`PROFILE_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" node bench/batches.mjs`).
  */
 export async function startFreshService({ database, port, env: extra = {} }) {
   if (!flag('no-build')) execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs'), '--if-changed', '--quiet'], { stdio: 'inherit' });
@@ -29,7 +31,7 @@ export async function startFreshService({ database, port, env: extra = {} }) {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     NODE_ENV: 'production',
-    NODE_OPTIONS: SERVICE_NODE_OPTIONS,
+    NODE_OPTIONS: `${SERVICE_NODE_OPTIONS} ${process.env.PROFILE_NODE_OPTIONS ?? ''}`,
     DATABASE_URL: databaseUrl,
     PORT: String(port),
     HOST: '127.0.0.1',
