@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { document, expectError, JSON_API, MICROSECOND_TIMESTAMP, TestApp, TestTenant } from '../support/test-app';
+import { document, embeddedDatabase, expectError, JSON_API, MICROSECOND_TIMESTAMP, TestApp, TestTenant } from '../support/test-app';
 
 /**
  * `POST /operations` (JSON:API Atomic Operations): many event and twin changes in one transaction, the
@@ -143,6 +143,41 @@ describe('POST /operations: atomic batches of event and twin changes', () => {
     const failedKey = `failed-${randomUUID()}`;
     expectError(await batch([addEvent({ name: 'x' })], { 'idempotency-key': failedKey }), 400);
     expect((await batch(operations, { 'idempotency-key': failedKey })).statusCode).toBe(200);
+  });
+
+  // Two transactions are needed: the embedded database is one session.
+  (embeddedDatabase() ? it.skip : it)('a batch that deadlocks with another transaction is a retryable 503, stores nothing, and goes through when sent again', async () => {
+    const [first, second] = [(await postEvent(walk(1))).json().data, (await postEvent(walk(2))).json().data];
+    const operations = [first, second].map((event, n) => ({ op: 'update', data: { type: 'events', id: event.id, attributes: { data: { n: 100 + n } } } }));
+    const other = service.dataSource.createQueryRunner();
+    await other.connect();
+    try {
+      await other.startTransaction();
+      await other.query('SELECT 1 FROM events WHERE id = $1 FOR UPDATE', [second.id]);
+      // The batch changes the first event, then waits for the second, which the other transaction holds;
+      // the other then wants the first: a deadlock, which PostgreSQL breaks by aborting the batch (it
+      // has waited longest, so its check runs first).
+      const answer = service.inject({
+        method: 'POST',
+        url: '/operations',
+        headers: { ...tenant.headers({ twin: true }), 'content-type': ATOMIC },
+        payload: JSON.stringify({ 'atomic:operations': operations }),
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await other.query(`UPDATE events SET data = data || '{"other": true}' WHERE id = $1`, [first.id]);
+      const refused = await answer;
+      await other.rollbackTransaction();
+      const error = expectError(refused, 503);
+      expect(error.code).toBe('transaction_conflict');
+      expect(refused.headers['retry-after']).toBe('1');
+      expect((await getEvent(first.id)).json().data.attributes.data).toEqual({ n: 1 });
+      const again = await batch(operations);
+      expect(again.statusCode).toBe(200);
+      expect((await getEvent(first.id)).json().data.attributes.data).toEqual({ n: 100 });
+    } finally {
+      if (other.isTransactionActive) await other.rollbackTransaction();
+      await other.release();
+    }
   });
 
   it('tenancy: events and twins of other organizations cannot be changed, and their existence is not told', async () => {

@@ -2323,7 +2323,7 @@ export interface components {
                 "application/vnd.api+json": components["schemas"]["ErrorDocument"];
             };
         };
-        /** @description `database_unavailable` (the database cannot be reached) or `shutting_down`; `Retry-After: 1`, safe to retry. */
+        /** @description `database_unavailable` (the database cannot be reached), `shutting_down`, or `transaction_conflict` (the write collided with a concurrent one, a deadlock, and was rolled back: nothing stored); `Retry-After: 1`, safe to retry. */
         Unavailable: {
             headers: {
                 /** @description Seconds to wait before retrying (1). */

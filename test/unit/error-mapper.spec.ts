@@ -1,6 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import { ApiError } from '../../src/common/json-api/api-error';
-import { isDatabaseUnavailable, mapError } from '../../src/common/json-api/error-mapper';
+import { isDatabaseUnavailable, isTransactionConflict, mapError } from '../../src/common/json-api/error-mapper';
 
 describe('mapError', () => {
   it('passes ApiError through with its source and headers', () => {
@@ -24,6 +24,21 @@ describe('mapError', () => {
     expect(isDatabaseUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
     expect(isDatabaseUnavailable(Object.assign(new Error('bind message supplies 1 parameters'), { code: '08P01' }))).toBe(false);
     expect(mapError(new Error('timeout exceeded when trying to connect')).status).toBe(503);
+  });
+
+  it('a deadlock or serialization failure (also inside a driver error) is a retryable 503, not a 500', () => {
+    for (const code of ['40P01', '40001']) {
+      const pgError = Object.assign(new Error('deadlock detected'), { code });
+      for (const error of [pgError, Object.assign(new Error('query failed'), { driverError: pgError })]) {
+        const mapped = mapError(error);
+        expect(mapped.status).toBe(503);
+        expect(mapped.headers).toEqual({ 'Retry-After': '1' });
+        expect(mapped.body.errors[0]).toEqual(expect.objectContaining({ status: '503', code: 'transaction_conflict', title: 'Service unavailable' }));
+        expect(isTransactionConflict(error)).toBe(true);
+      }
+    }
+    expect(isTransactionConflict(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
+    expect(mapError(Object.assign(new Error('duplicate key'), { code: '23505' })).status).toBe(500);
   });
 
   it('maps Fastify body errors wrapped by Nest', () => {

@@ -81,6 +81,20 @@ const UNAVAILABLE_MESSAGES = new RegExp(
   'i',
 );
 
+/**
+ * SQLSTATEs of a transaction PostgreSQL rolled back because it collided with another one: a deadlock
+ * (40P01; PostgreSQL aborts one of the two after deadlock_timeout) or a serialization failure (40001).
+ * Nothing of the request was stored, and the same request sent again normally succeeds.
+ */
+const CONFLICT_SQLSTATES = new Set(['40P01', '40001']);
+
+export function isTransactionConflict(error: unknown): boolean {
+  if (!error || typeof error !== 'object') return false;
+  const candidate = error as { code?: unknown; driverError?: unknown };
+  if (typeof candidate.code === 'string' && CONFLICT_SQLSTATES.has(candidate.code)) return true;
+  return candidate.driverError !== undefined && candidate.driverError !== error && isTransactionConflict(candidate.driverError);
+}
+
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!error || typeof error !== 'object') return false;
   const candidate = error as { code?: unknown; message?: unknown; driverError?: unknown; errors?: unknown };
@@ -128,6 +142,10 @@ export function mapError(error: unknown): MappedError {
   }
   if (isDatabaseUnavailable(error)) {
     return single(503, 'database_unavailable', 'The database is unreachable; try again shortly.', undefined, { 'Retry-After': '1' }, true);
+  }
+  if (isTransactionConflict(error)) {
+    // Logged (unexpected): a deadlock between the service's own statements is worth an operator's look.
+    return single(503, 'transaction_conflict', 'The request collided with another change and was rolled back; nothing was stored. Send it again.', undefined, { 'Retry-After': '1' }, true);
   }
   if (error instanceof HttpException) {
     // Nest wraps Fastify's body-parsing failures; the original (with its FST_ code) is the cause.

@@ -32,8 +32,8 @@ revalidates).
 
 **Errors** are JSON:API errors documents: \`{errors: [{status, code, title, detail, source}]}\` where
 \`source\` names the offending \`pointer\` (body), \`parameter\` (query) or \`header\`.
-401 comes with \`WWW-Authenticate: Token\`; 429 with \`Retry-After\`; 503 (database unreachable, shutting down)
-with \`Retry-After\`. A method a path does not have is a 405 with \`Allow\`; a path that does not exist, a 404.
+401 comes with \`WWW-Authenticate: Token\`; 429 with \`Retry-After\`; 503 (database unreachable, shutting down,
+or a write rolled back after colliding with another: nothing stored) with \`Retry-After\`. A method a path does not have is a 405 with \`Allow\`; a path that does not exist, a 404.
 Failures below the routes are errors documents too: 400 (a malformed URL or request), 408 (a request not
 received within 30 s), 414 (a path segment over 200 characters), 417 (an \`Expect\` other than
 \`100-continue\`), 431 (headers over 16 KiB).
@@ -107,7 +107,7 @@ const SHARED_RESPONSES: Record<string, { status: number; description: string; ap
   InternalError: { status: 500, description: '`internal_error`: a bug; `X-Request-Id` finds it in the logs.', applies: () => true },
   Unavailable: {
     status: 503,
-    description: '`database_unavailable` (the database cannot be reached) or `shutting_down`; `Retry-After: 1`, safe to retry.',
+    description: '`database_unavailable` (the database cannot be reached), `shutting_down`, or `transaction_conflict` (the write collided with a concurrent one, a deadlock, and was rolled back: nothing stored); `Retry-After: 1`, safe to retry.',
     applies: () => true,
   },
 };
