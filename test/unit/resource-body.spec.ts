@@ -1,44 +1,8 @@
 import 'reflect-metadata';
-import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { plainToInstance } from 'class-transformer';
-import { getMetadataStorage } from 'class-validator';
 import fc from 'fast-check';
-import * as adminDto from '../../src/admin/dto/admin.dto';
 import { attributesInstance, MAX_DOCUMENT_DEPTH, unstorableMember } from '../../src/common/json-api/resource-body';
-import * as eventDto from '../../src/events/dto/event.dto';
-import * as questDto from '../../src/quests/dto/quest.dto';
-import * as twinDto from '../../src/twins/dto/twin-attributes.dto';
-import * as webhookDto from '../../src/webhooks/dto/webhook.dto';
-
-type Constructor = new () => object;
-
-const DTO_MODULES: Record<string, Record<string, unknown>> = {
-  'admin/dto/admin.dto.ts': adminDto,
-  'events/dto/event.dto.ts': eventDto,
-  'quests/dto/quest.dto.ts': questDto,
-  'twins/dto/twin-attributes.dto.ts': twinDto,
-  'webhooks/dto/webhook.dto.ts': webhookDto,
-};
-
-/** The DTO files on disk, as `module/dto/file.ts`. */
-function dtoFiles(): string[] {
-  const src = join(__dirname, '../../src');
-  return readdirSync(src, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory() && existsSync(join(src, entry.name, 'dto')))
-    .flatMap((entry) => readdirSync(join(src, entry.name, 'dto')).filter((file) => file.endsWith('.ts')).map((file) => `${entry.name}/dto/${file}`));
-}
-
-/** Every class of the DTO modules that declares validated attributes. */
-function dtoClasses(): [string, Constructor][] {
-  return Object.values(DTO_MODULES).flatMap((exported) =>
-    Object.entries(exported)
-      .filter(([, value]) => typeof value === 'function' && getMetadataStorage().getTargetValidationMetadatas(value, '', true, false).length > 0)
-      .map(([name, value]) => [name, value as Constructor] as [string, Constructor]),
-  );
-}
-
-const declared = (target: Constructor) => [...new Set(getMetadataStorage().getTargetValidationMetadatas(target, '', true, false).map((rule) => rule.propertyName))];
+import { declaredAttributes, DTO_MODULES, dtoClasses, dtoFiles } from '../support/dto-classes';
 
 describe('attributesInstance', () => {
   const classes = dtoClasses();
@@ -50,7 +14,7 @@ describe('attributesInstance', () => {
 
   it.each(classes)('%s: primitive attributes make the instance plainToInstance makes', (_, target) => {
     const primitive = fc.oneof(fc.string(), fc.double(), fc.integer(), fc.boolean(), fc.constant(null));
-    const names = declared(target);
+    const names = declaredAttributes(target);
     fc.assert(
       fc.property(fc.dictionary(fc.constantFrom(...names), primitive), (values) => {
         const fast = attributesInstance(target, { ...values });
