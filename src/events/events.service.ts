@@ -81,17 +81,15 @@ export class EventsService {
    */
   async addMany(tenant: TwinTenant, documents: ResourceDocument<CreateEventAttributes>[]): Promise<(JsonText | undefined)[]> {
     const batch: NewEvent[] = documents.map(({ id, attributes: { name, category, data, occurred = null } }) => ({ id: id ?? uuidv7(), name, category, data, occurred }));
-    const changes = await this.events.insertMany(tenant, batch, this.bus.channel);
-    const stored = new Map<string, JsonText>();
-    for (const change of changes) {
-      stored.set(change.subject_id, new JsonText(change.resource));
-      this.announceChange(tenant, { position: change.position, op: 'created', id: change.subject_id, name: change.name ?? '', category: change.category ?? '', data: change.resource });
-    }
+    const changes = new Map((await this.events.insertMany(tenant, batch, this.bus.channel)).map((change) => [change.subject_id, change]));
+    // In input order, which is the order of their positions.
     return batch.map((event) => {
-      const resource = stored.get(event.id);
+      const change = changes.get(event.id);
+      if (change === undefined) return undefined;
       // The second use of an id within the run was not stored: the first one's row is not its own.
-      stored.delete(event.id);
-      return resource;
+      changes.delete(event.id);
+      this.announceChange(tenant, { position: change.position, op: 'created', id: change.subject_id, name: change.name ?? '', category: change.category ?? '', data: change.resource });
+      return new JsonText(change.resource);
     });
   }
 

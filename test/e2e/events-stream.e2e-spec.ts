@@ -74,7 +74,11 @@ describe('events: GET /events/stream (server-sent events)', () => {
   it('a batch (POST /operations) arrives as its creations, in the batch order, each equal to its result', async () => {
     const client = await open();
     await client.until(() => client.comments.length > 0, 'the opening comment');
-    const operations = Array.from({ length: 40 }, (_, n) => ({ op: 'add', data: { type: 'events', attributes: { name: `step ${n}`, category: 'batch', data: { n, nested: { ok: [n] } } } } }));
+    // Event 20 is bigger than the others (4 kB of data), still in its place.
+    const operations = Array.from({ length: 40 }, (_, n) => ({
+      op: 'add',
+      data: { type: 'events', attributes: { name: `step ${n}`, category: 'batch', data: { n, nested: { ok: [n] }, ...(n === 20 ? { blob: 'x'.repeat(4000) } : {}) } } },
+    }));
     const answer = await service.inject({
       method: 'POST',
       url: '/operations',
