@@ -64,7 +64,8 @@ export function startService(url) {
     cwd: root,
     env: {
       ...process.env,
-      NODE_OPTIONS: SERVICE_NODE_OPTIONS,
+      // PROFILE_NODE_OPTIONS (say `--cpu-prof --cpu-prof-dir=/tmp/prof`) looks inside the service only.
+      NODE_OPTIONS: `${SERVICE_NODE_OPTIONS} ${process.env.PROFILE_NODE_OPTIONS ?? ''}`,
       NODE_ENV: 'production',
       DATABASE_URL: url,
       PORT: String(SERVICE_PORT),
