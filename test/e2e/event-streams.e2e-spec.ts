@@ -15,12 +15,7 @@ import { embeddedDatabase, TestApp, TestTenant } from '../support/test-app';
 
 const streamEnv = () => ({ EVENT_BUS: embeddedDatabase() ? 'memory' : 'postgres', EVENT_STREAM_HEARTBEAT_MS: '30000' });
 
-const twinTenant = (created: TestTenant, twinId = created.twinId): TwinTenant => ({
-  account: { id: created.accountId, name: 'Test account' },
-  organization: { id: created.organizationId, name: 'Test organization' },
-  twin: { id: twinId },
-  tokenId: created.tokenId,
-});
+const twinTenant = (created: TestTenant, twinId = created.twinId): TwinTenant => created.asTwinTenant(twinId);
 
 type Iterator = AsyncIterableIterator<StreamMessage>;
 

@@ -5,7 +5,7 @@ import { EventsRepository } from '../../src/events/events.repository';
 import { Sql } from '../../src/database/sql';
 import { uuidv7 } from '../../src/events/uuidv7';
 import { recordStatements } from '../support/sql-statements';
-import { embeddedDatabase, TestApp, TestTenant } from '../support/test-app';
+import { embeddedDatabase, TestApp } from '../support/test-app';
 
 /**
  * The PATCH merge of event data is one SQL statement on the stored jsonb (EventsRepository.update):
@@ -22,13 +22,7 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
     app = await TestApp.start();
     repository = app.app.get(EventsRepository);
     sql = app.app.get(Sql);
-    const created: TestTenant = await app.tenant();
-    tenant = {
-      account: { id: created.accountId, name: 'Test account' },
-      organization: { id: created.organizationId, name: 'Test organization' },
-      twin: { id: created.twinId },
-      tokenId: created.tokenId,
-    };
+    tenant = (await app.tenant()).asTwinTenant();
   });
   afterAll(() => app.close());
 
@@ -85,8 +79,7 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
     const at = (minute: number) => `2026-03-01T10:${String(minute).padStart(2, '0')}:00.000001Z`;
 
     beforeAll(async () => {
-      const created: TestTenant = await app.tenant();
-      timeline = { account: { id: created.accountId, name: 'Test account' }, organization: { id: created.organizationId, name: 'Test organization' }, twin: { id: created.twinId }, tokenId: created.tokenId };
+      timeline = (await app.tenant()).asTwinTenant();
       const rows = [
         ['e1', 'walk', 'sport', 1],
         ['e2', 'walk', 'leisure', 2],
@@ -141,12 +134,6 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
    * triggers on events in the writing transaction: it must equal count(*) after every kind of write.
    */
   describe('the kept count of a timeline', () => {
-    const asTenant = (created: TestTenant): TwinTenant => ({
-      account: { id: created.accountId, name: 'Test account' },
-      organization: { id: created.organizationId, name: 'Test organization' },
-      twin: { id: created.twinId },
-      tokenId: created.tokenId,
-    });
     const event = (name = 'counted'): { id: string; name: string; category: string; data: Record<string, unknown>; occurred: null } => ({
       id: uuidv7(),
       name,
@@ -163,7 +150,7 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
     }
 
     it('follows single inserts, a batch, a taken id, deletions, and a bulk delete over many timelines', async () => {
-      const [a, b] = [asTenant(await app.tenant()), asTenant(await app.tenant())];
+      const [a, b] = [(await app.tenant()).asTwinTenant(), (await app.tenant()).asTwinTenant()];
       expect(await counts(a)).toEqual({ kept: undefined, actual: 0, page: 0 });
       const first = event();
       await repository.insert(a, first, null);
@@ -186,7 +173,7 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
 
     it('loses the row of a timeline that empties, also when its twin is deleted', async () => {
       const created = await app.tenant();
-      const timeline = asTenant(created);
+      const timeline = created.asTwinTenant();
       await repository.insertMany(timeline, [event(), event(), event()], null);
       expect((await counts(timeline)).kept).toBe(3);
       await sql.query('DELETE FROM twins WHERE id = $1', [timeline.twin.id]);
@@ -195,7 +182,7 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
     });
 
     it('is what the unfiltered page answers (not a count(*)), while a filtered page counts its matches', async () => {
-      const timeline = asTenant(await app.tenant());
+      const timeline = (await app.tenant()).asTwinTenant();
       await repository.insertMany(timeline, [event('walk'), event('walk'), event('read')], null);
       // Altered behind the triggers' back, the kept number shows in the unfiltered page only.
       await sql.transaction(async () => {
@@ -208,7 +195,7 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
     });
 
     it('refuses to move an event to another timeline, so the counts cannot drift', async () => {
-      const [a, b] = [asTenant(await app.tenant()), asTenant(await app.tenant())];
+      const [a, b] = [(await app.tenant()).asTwinTenant(), (await app.tenant()).asTwinTenant()];
       const moved = event();
       await repository.insert(a, moved, null);
       await expect(sql.query('UPDATE events SET twin_id = $2 WHERE id = $1', [moved.id, b.twin.id])).rejects.toThrow(/cannot move to another timeline/);
@@ -217,13 +204,13 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
     });
 
     it('stays exact under concurrent writers of one timeline', async () => {
-      const timeline = asTenant(await app.tenant());
+      const timeline = (await app.tenant()).asTwinTenant();
       await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 3 === 0 ? repository.insertMany(timeline, [event(), event()], null) : repository.insert(timeline, event(), null))));
       expect(await counts(timeline)).toEqual({ kept: 16, actual: 16, page: 16 });
     });
 
     it('equals count(*) after any sequence of inserts, batches and deletions (property)', async () => {
-      const timeline = asTenant(await app.tenant());
+      const timeline = (await app.tenant()).asTwinTenant();
       const write = fc.oneof(
         fc.record({ kind: fc.constant('insert' as const) }),
         fc.record({ kind: fc.constant('batch' as const), size: fc.integer({ min: 0, max: 6 }) }),
@@ -259,12 +246,6 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
   describe('change positions of a twin, batch or single', () => {
     // Concurrent transactions: the embedded database is one session.
     const concurrent = embeddedDatabase() ? it.skip : it;
-    const asTenant = (created: TestTenant): TwinTenant => ({
-      account: { id: created.accountId, name: 'Test account' },
-      organization: { id: created.organizationId, name: 'Test organization' },
-      twin: { id: created.twinId },
-      tokenId: created.tokenId,
-    });
     const event = () => ({ id: uuidv7(), name: 'ordered', category: 'test', data: {}, occurred: null });
     const settledWithin = async (work: Promise<unknown>, ms: number) => Promise.race([work.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), ms))]);
 
@@ -290,7 +271,7 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
     // The single write is an update: inserts of a twin also queue on its twin_event_counts row, which
     // would hide a missing position lock.
     concurrent('a single change waits for an open batch and draws after it, and a batch for an open single change', async () => {
-      const timeline = asTenant(await app.tenant());
+      const timeline = (await app.tenant()).asTwinTenant();
       const existing = event();
       await repository.insert(timeline, existing, null);
       const afterBatch = await whileOpen(
@@ -310,7 +291,7 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
     });
 
     concurrent('an open batch of one twin does not hold up another twin', async () => {
-      const [one, other] = [asTenant(await app.tenant()), asTenant(await app.tenant())];
+      const [one, other] = [(await app.tenant()).asTwinTenant(), (await app.tenant()).asTwinTenant()];
       const { waited } = await whileOpen(
         () => repository.insertMany(one, [event(), event()], null),
         () => repository.insertMany(other, [event()], null),

@@ -21,12 +21,7 @@ describe('QuestsRepository (SQL)', () => {
   let caller: TwinTenant;
   const marker = `q${randomUUID().slice(0, 8)}`;
   const ids: Record<string, string> = {};
-  const tenantOf = (created: TestTenant): TwinTenant => ({
-    account: { id: created.accountId, name: 'Test account' },
-    organization: { id: created.organizationId, name: 'Test organization' },
-    twin: { id: created.twinId },
-    tokenId: created.tokenId,
-  });
+  const tenantOf = (created: TestTenant): TwinTenant => created.asTwinTenant();
 
   beforeAll(async () => {
     app = await TestApp.start();

@@ -27,11 +27,7 @@ describe('TwinsRepository (SQL)', () => {
   const tagX = `rt-x-${randomUUID()}`;
   const ids: Record<string, string> = {};
 
-  const tenantOf = (created: TestTenant): Tenant => ({
-    account: { id: created.accountId, name: 'Test account' },
-    organization: { id: created.organizationId, name: 'Test organization' },
-    tokenId: created.tokenId,
-  });
+  const tenantOf = (created: TestTenant): Tenant => created.asTenant();
 
   async function insertTwin(name: string, organization: string, columns: { public?: boolean; services?: string[]; lon?: number; lat?: number; characteristics: string[]; created: string }) {
     const rows: { id: string }[] = await sql.query(

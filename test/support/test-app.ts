@@ -6,6 +6,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { DataSource } from 'typeorm';
 import { AdminService, BootstrapResult } from '../../src/admin/admin.service';
 import { createApp } from '../../src/app.factory';
+import type { Tenant, TwinTenant } from '../../src/common/auth/tenant';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { type Answer, observeServer, type OpenApiDocument, OpenApiValidator, validationEnabled, type ValidationStats } from './openapi-validator';
 
@@ -141,6 +142,16 @@ export class TestTenant implements BootstrapResult {
 
   constructor(created: BootstrapResult) {
     Object.assign(this, created);
+  }
+
+  /** The tenant as services and repositories take it (what the guards make of its headers). */
+  asTenant(): Tenant {
+    return { account: { id: this.accountId, name: 'Test account' }, organization: { id: this.organizationId, name: 'Test organization' }, tokenId: this.tokenId };
+  }
+
+  /** The tenant acting as one of its twins (default: its own), as services and repositories take it. */
+  asTwinTenant(twinId = this.twinId): TwinTenant {
+    return { ...this.asTenant(), twin: { id: twinId } };
   }
 
   /** Token and organization headers; with `twin`, also `X-Twin` (default: the tenant's own twin). */
