@@ -131,6 +131,7 @@ export class EventsService {
     this.announceChange(tenant, { position: row.position, op, id: row.id, name: row.name, category: row.category, data: JSON.stringify(resource) });
   }
 
+  /** A change whose JSON text is already at hand (a batch's, a deletion's), to the in-process bus after commit. */
   private announceChange(tenant: TwinTenant, change: Omit<EventChange, 'twinId'>): void {
     if (this.bus.channel !== null) return;
     this.sql.afterCommit(() => this.bus.committed({ ...change, twinId: tenant.twin.id }));

@@ -17,8 +17,7 @@ export interface QuestRow extends Row<typeof quests> {
   version?: string;
 }
 
-/** A task of a quest, as the repository reads it. */
-/** A task as the API shows it: its organization is its quest's, never an attribute of its own. */
+/** A task of a quest as the repository reads it and the API shows it: its organization is its quest's, never an attribute of its own. */
 export type TaskRow = Omit<Row<typeof questTasks>, 'organization_id'>;
 
 /** `images`: the images the quest uses (today: its summary image), with their count. */
