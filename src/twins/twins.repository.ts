@@ -146,10 +146,12 @@ const countedPageSql = ({ count, offset, size, pageRows, form, with_ = [] }: { c
     ? `SELECT CASE WHEN r.rows > 0 AND r.rows < ${size} THEN ${offset} + r.rows ELSE (SELECT k.count FROM (${count}) k) END AS count
          FROM (SELECT count(*) AS rows FROM page) r`
     : count;
-  return `WITH ${[...with_, `page AS MATERIALIZED (${pageRows})`].join(', ')}
+  // `c` is materialized because the outer SELECT reads its count twice or three times: as a subquery
+  // it was inlined into each reference, and a full page counted its filter once per reference.
+  return `WITH ${[...with_, `page AS MATERIALIZED (${pageRows})`, `c AS MATERIALIZED (${counted})`].join(', ')}
    SELECT c.count, CASE WHEN ${offset} < c.count THEN (SELECT ${form.aggregate('t.n')}::text FROM page t) ELSE '${form.empty}' END AS data,
           ${form.included ? `CASE WHEN ${offset} < c.count THEN ${form.included} ELSE '[]' END` : 'NULL::text'} AS included
-     FROM (${counted}) c`;
+     FROM c`;
 };
 
 /** The organizations of the twins in the CTE `page`, each once, as JSON array text (`include=organization`). */

@@ -110,6 +110,26 @@ describe('TwinsRepository (SQL)', () => {
     expect(await page({ characteristics: [`rt-none-${randomUUID()}`] })).toEqual({ count: 0, names: [] });
   });
 
+  it('a full page of a filter plans one count: the page and the count each read twins once', async () => {
+    // The count is read two or three times in the outer SELECT; inlined, each read was its own scan.
+    const { call, restore } = recordStatements(sql);
+    try {
+      const in_bbox = { minLon: 150.0, minLat: -40.01, maxLon: 150.01, maxLat: -40.0 };
+      const full = { number: 1, size: 2, offset: 0 };
+      const statements = [
+        await call(() => twins.featureCollection(caller, { in_bbox }, full)),
+        await call(() => twins.page(caller, { characteristics: [tag], in_bbox }, full, { form: 'list' })),
+      ];
+      for (const { text, parameters } of statements) {
+        const [{ 'QUERY PLAN': plan }] = await sql.query(`EXPLAIN (FORMAT JSON) ${text}`, parameters);
+        const scans = JSON.stringify(plan).match(/"Relation Name":\s*"twins"/g) ?? [];
+        expect(scans).toHaveLength(2);
+      }
+    } finally {
+      restore();
+    }
+  });
+
   it('filters by bounding box and by distance, nearest first', async () => {
     const in_bbox = { minLon: 150.0, minLat: -40.01, maxLon: 150.01, maxLat: -40.0 };
     expect(await page({ characteristics: [tag], in_bbox })).toEqual({ count: 3, names: ['A1', 'A2', 'B1'] });

@@ -6,19 +6,22 @@ import { Sql } from '../../src/database/sql';
  * repository tests.
  */
 export function recordStatements(sql: Sql) {
-  const sent: string[] = [];
+  const sent: { text: string; parameters: unknown[] }[] = [];
   const spy = jest.spyOn(sql, 'query').mockImplementation(function (this: Sql, text: string, parameters?: unknown[]) {
-    sent.push(text);
+    sent.push({ text, parameters: parameters ?? [] });
     return Sql.prototype.query.call(this, text, parameters);
   });
+  const only = async (run: () => Promise<unknown>) => {
+    sent.length = 0;
+    await run();
+    expect(sent).toHaveLength(1);
+    return sent[0];
+  };
   return {
     /** The one statement `run` sends. */
-    async statement(run: () => Promise<unknown>): Promise<string> {
-      sent.length = 0;
-      await run();
-      expect(sent).toHaveLength(1);
-      return sent[0];
-    },
+    statement: async (run: () => Promise<unknown>): Promise<string> => (await only(run)).text,
+    /** The one statement `run` sends, with its parameters (to EXPLAIN it). */
+    call: only,
     restore: () => spy.mockRestore(),
   };
 }
