@@ -308,8 +308,10 @@ ${keysetSelect(EVENT_JSON, 'e', '$4::int', `json_build_array(e."timestamp"::text
 const SQL_TIMELINE_FIRST = timelinePage(false);
 const SQL_TIMELINE_AFTER = timelinePage(true);
 
-/** GET /twins/?page_after= — $4 size; with a position, $5 created and $6 id. The two halves of visibility, each from its index. */
-/** `newest`: sort=-created (newest first), else the list's own order (oldest first). */
+/**
+ * GET /twins/?page_after= — $4 size; with a position, $5 created and $6 id. The two halves of visibility, each from its index.
+ * `newest`: sort=-created (newest first), else the list's own order (oldest first).
+ */
 const twinsKeyset = (after, json = TWIN_LIST_JSON, newest = false) => {
   const d = newest ? ' DESC' : '';
   const order = (a) => `${a}.created${d}, ${a}.id${d}`;

@@ -4,6 +4,12 @@ import { DataSource, type EntityManager } from 'typeorm';
 import type { IsolationLevel } from 'typeorm/driver/types/IsolationLevel.js';
 import { ReadReplicas } from './read-replicas.js';
 
+/** The open transaction of the async context: its connection, and what is to happen once it committed. */
+interface OpenTransaction {
+  manager: EntityManager;
+  afterCommit: (() => void)[];
+}
+
 /**
  * How repositories run SQL, and the one way to make several statements one transaction.
  *
@@ -15,12 +21,6 @@ import { ReadReplicas } from './read-replicas.js';
  * (held by the transaction). Outside a transaction, `query()` goes straight to the pool
  * (pooled-queries.ts). A transaction opened inside another joins it (one commit, one rollback).
  */
-/** The open transaction of the async context: its connection, and what is to happen once it committed. */
-interface OpenTransaction {
-  manager: EntityManager;
-  afterCommit: (() => void)[];
-}
-
 @Injectable()
 export class Sql {
   private readonly current = new AsyncLocalStorage<OpenTransaction>();

@@ -6,10 +6,10 @@ import { types } from 'pg';
  */
 const PG_TIMESTAMP = /^(\d{4,})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(?:([+-])(\d{2})(?::?(\d{2}))?(?::?(\d{2}))?)?( BC)?$/;
 
-/** Converts PostgreSQL's text form of a timestamp (any session time zone) to UTC ISO 8601 with microseconds. */
 /** What PostgreSQL sends for a timestamptz in a UTC session (the service's): no arithmetic needed. */
 const PG_UTC_TIMESTAMP = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00$/;
 
+/** Converts PostgreSQL's text form of a timestamp (any session time zone) to UTC ISO 8601 with microseconds. */
 export function pgTimestampToIso(text: string): string {
   // Every row of every write answer passes through here: the common form is rewritten, not computed.
   const plain = PG_UTC_TIMESTAMP.exec(text);

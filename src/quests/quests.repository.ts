@@ -352,10 +352,6 @@ export class QuestsRepository {
   }
 
   /**
-   * The acting twin's copy of a quest, with the original's tasks. A second copy by the same twin
-   * violates `quests_embark_unique` (SQLSTATE 23505), also when two embarks race.
-   */
-  /**
    * Embarks the acting twin on quest `id`, in one statement (one atomic unit, one round trip): the quest
    * row is share-locked and judged (readable, not its own, an original); when it passes, its copy is
    * inserted from the locked row's values (a concurrent change of the quest is either wholly before or

@@ -65,11 +65,11 @@ const versionSql = (t: string) => `${microsSql(`${t}.modified`)} || '.' || ${t}.
 /** A twin row with its version (writes answer with it as their ETag). */
 export type VersionedTwin = TwinRow & { version: string };
 
-/** Every column of a twin, `location` as GeoJSON (what TwinRow describes). */
 /** The change-log CTE `c` of a write to the twin rows of CTE `t`: the twin's detail form as committed (webhooks send it). */
 const twinChangeSql = (kind: 'twin.created' | 'twin.updated') =>
   recordChangesSql({ kind, from: 't', organization: 't.organization_id', twin: 't.id', subject: 't.id', resource: `${twinJsonSql('detail', 't')}::text` });
 
+/** Every column of a twin, `location` as GeoJSON (what TwinRow describes). */
 const COLUMNS = select(twins, 't', { expressions: { location: (t) => `ST_AsGeoJSON(${t}.location)::json` } });
 
 /** The filters a list query sets (`own` is the list's scope and `sort` its order, not filters). */
@@ -413,8 +413,7 @@ export class TwinsRepository {
     return new Set(rows.map((row) => row.id));
   }
 
-  /** Creates a twin in the caller's organization, owned by the calling account. */
-  /** A new twin of the caller's organization, under `id` when the client chose one; undefined when that id is taken. */
+  /** A new twin of the caller's organization, owned by the calling account, under `id` when the client chose one; undefined when that id is taken. */
   async create(tenant: Tenant, changes: TwinChanges, id?: string): Promise<VersionedTwin | undefined> {
     const p = new SqlParams();
     const columns = ['organization_id', 'owner_account_id'];

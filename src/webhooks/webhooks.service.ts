@@ -62,7 +62,6 @@ export class WebhooksService {
     if (!(await this.webhooks.delete(tenant.organization.id, id))) throw notFound('No such webhook.');
   }
 
-  /** A new secret, effective at once: deliveries still queued are signed with it when they are next attempted. */
   /** A new secret; the replaced one keeps signing for `overlapSeconds` (0: it stops at once). */
   async rotateSecret(tenant: Tenant, id: string, overlapSeconds: number): Promise<ResourceObject> {
     const secret = newWebhookSecret();

@@ -4,13 +4,6 @@ import { reportFigures } from './support/figures';
 import { freePort, PgCluster } from './support/pg-cluster';
 import { distDir, ServiceProcess } from './support/service-process';
 
-/**
- * Replicas starting together on a new, empty database: each runs the migrations at boot, under a
- * PostgreSQL advisory lock (src/database/database.ts, migrate). Without it, concurrent CREATE TABLE /
- * CREATE EXTENSION failed starts with `duplicate key value violates unique constraint
- * "pg_type_typname_nsp_index"` (10 of 24 starts). Every round: a new database, three built services
- * started at the same moment; all must come up ready and the schema be applied once.
- */
 /** The built service's migration list (the fault tests run the build, and have no .js → .ts mapping). */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { migrations } = require(join(distDir(), 'db', 'migrations', 'index.js')) as { migrations: { name: string }[] };
@@ -28,6 +21,13 @@ function cli(databaseUrl: string, args: string[]): Promise<{ code: number; stdou
   });
 }
 
+/**
+ * Replicas starting together on a new, empty database: each runs the migrations at boot, under a
+ * PostgreSQL advisory lock (src/database/database.ts, migrate). Without it, concurrent CREATE TABLE /
+ * CREATE EXTENSION failed starts with `duplicate key value violates unique constraint
+ * "pg_type_typname_nsp_index"` (10 of 24 starts). Every round: a new database, three built services
+ * started at the same moment; all must come up ready and the schema be applied once.
+ */
 describe('faults: replicas starting together on a new database', () => {
   let cluster: PgCluster;
 
