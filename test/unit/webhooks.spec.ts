@@ -116,3 +116,34 @@ describe('webhook secrets at rest', () => {
     expect(box.seal('whsec_abc', 'webhook-1').equals(sealed)).toBe(false);
   });
 });
+
+describe('webhook sender', () => {
+  it('loads its HTTP client with the first delivery, not before (a replica without webhooks never holds it)', async () => {
+    let loaded = 0;
+    jest.doMock('undici', () => {
+      loaded++;
+      return jest.requireActual('undici');
+    });
+    const { createServer } = await import('node:http');
+    const receiver = createServer((_request, response) => response.writeHead(204).end());
+    await new Promise<void>((listening) => receiver.listen(0, '127.0.0.1', listening));
+    try {
+      let sender!: typeof import('../../src/webhooks/webhook-sender').WebhookSender;
+      jest.isolateModules(() => ({ WebhookSender: sender } = jest.requireActual('../../src/webhooks/webhook-sender')));
+      const refusing = new sender({ timeoutMs: 1000, allowPrivate: false, connections: 1 });
+      // A private address literal is refused before any connection: still nothing loaded; closing an unused sender works.
+      expect((await refusing.send('https://127.0.0.1/hook', {}, '{}')).error).toMatch(/not a public address/);
+      await refusing.close();
+      expect(loaded).toBe(0);
+      const delivering = new sender({ timeoutMs: 1000, allowPrivate: true, connections: 1 });
+      const { port } = receiver.address() as { port: number };
+      expect((await delivering.send(`http://127.0.0.1:${port}/hook`, {}, '{}')).statusCode).toBe(204);
+      expect((await delivering.send(`http://127.0.0.1:${port}/hook`, {}, '{}')).statusCode).toBe(204);
+      expect(loaded).toBe(1);
+      await delivering.close();
+    } finally {
+      receiver.close();
+      jest.dontMock('undici');
+    }
+  });
+});
