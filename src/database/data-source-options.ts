@@ -1,3 +1,4 @@
+import pg from 'pg';
 import type { DataSourceOptions } from 'typeorm';
 import { migrations } from '../../db/migrations/index.js';
 import { tables } from './schema/index.js';
@@ -7,6 +8,20 @@ import { tables } from './schema/index.js';
  * server-side timeout cannot fire: the statement timeout plus a second; 0 (migrations) turns both off.
  */
 export const readTimeoutMs = (statementTimeoutMs: number): number => (statementTimeoutMs > 0 ? statementTimeoutMs + 1000 : 0);
+
+/** How long opening a connection may take: a database that is down or unreachable answers 503 within a second. */
+export const CONNECT_TIMEOUT_MS = 1000;
+
+/**
+ * pg's Client with its connection attempt bounded by CONNECT_TIMEOUT_MS. pg-pool hands its own
+ * `connectionTimeoutMillis` (how long a query waits for a free connection) to every Client it opens;
+ * this keeps the two apart, so a busy pool is waited for while an unreachable database still fails fast.
+ */
+class ConnectBoundedClient extends pg.Client {
+  constructor(config: pg.ClientConfig) {
+    super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  }
+}
 
 /**
  * The single description of how the service talks to PostgreSQL, used by the app, the CLI, the
@@ -28,11 +43,13 @@ export function dataSourceOptions(url: string, poolSize: number, statementTimeou
     logging: false,
     extra: {
       max: poolSize,
-      // A pooled connection that sat idle is kept; failing fast when the database is down makes
-      // requests answer 503 within a second instead of hanging. A pool of one connection (the
-      // embedded database's) is a queue, though: a map asking for twenty tiles at once waits longer
-      // than a second for its turn, so there a request waits as long as a statement may run.
-      connectionTimeoutMillis: poolSize === 1 ? statementTimeoutMs : 1000,
+      // A query waits for a free connection as long as a statement may run: under load (fifty clients
+      // on a pool of ten, each map page 100 ms or more) the wait passes a second, and a one-second bound
+      // answered those requests 503 "unreachable" while the database was fine. Opening a connection is
+      // bounded apart, by a second (ConnectBoundedClient), so a database that is down still answers 503
+      // at once. The embedded database's one connection is local: no bound of its own.
+      connectionTimeoutMillis: statementTimeoutMs,
+      ...(poolSize > 1 ? { Client: ConnectBoundedClient } : {}),
       idleTimeoutMillis: poolSize === 1 ? 0 : 30_000,
       application_name: 'twin-service',
       // 0 turns the timeout off (migrations: CREATE EXTENSION postgis alone can take longer). No JIT:

@@ -1,5 +1,7 @@
+import type { Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
-import { ADMIN_TOKEN, document, expectError, JSON_API, MICROSECOND_TIMESTAMP, TestApp, TestTenant } from '../support/test-app';
+import { ADMIN_TOKEN, document, embeddedDatabase, expectError, JSON_API, MICROSECOND_TIMESTAMP, TestApp, TestTenant } from '../support/test-app';
+import { Sql } from '../../src/database/sql';
 import { TcpProxy } from '../support/tcp-proxy';
 
 const admin = { authorization: `Token ${ADMIN_TOKEN}`, 'content-type': JSON_API };
@@ -468,6 +470,51 @@ describe('foundation: tenancy, admin API and the JSON:API wire', () => {
         expect(Date.now() - started).toBeLessThan(3000);
         expect(expectError(response, 503).code).toBe('database_unavailable');
       } finally {
+        await proxy.stop();
+        await frozen.close();
+      }
+    });
+  });
+
+  describe('busy pool', () => {
+    // The embedded database has one connection, always waited for; the bound under test is the pool's.
+    (embeddedDatabase() ? it.skip : it)('a request waits for a free connection past a second: answered, not refused as an unreachable database', async () => {
+      const busy = await TestApp.start({ DATABASE_POOL_SIZE: '2', DATABASE_STATEMENT_TIMEOUT_MS: '5000' });
+      try {
+        const sql = busy.app.get(Sql);
+        const caller = await busy.tenant();
+        // Both connections held for 1.5 s; the request queues behind them.
+        const holding = Promise.all([sql.query('SELECT pg_sleep(1.5)'), sql.query('SELECT pg_sleep(1.5)')]);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const started = Date.now();
+        const response = await busy.inject({ method: 'GET', url: '/organizations/', headers: caller.headers() });
+        const waited = Date.now() - started;
+        await holding;
+        expect({ status: response.statusCode, waitedPastASecond: waited > 1000 }).toEqual({ status: 200, waitedPastASecond: true });
+      } finally {
+        await busy.close();
+      }
+    });
+
+    // The embedded database's one local connection has no connect bound of its own (data-source-options.ts).
+    (embeddedDatabase() ? it.skip : it)('a new connection to a database that stopped answering gives up after a second, whatever the statement timeout', async () => {
+      const proxy = TcpProxy.forUrl(process.env.TEST_DATABASE_URL!);
+      await proxy.start();
+      const frozen = await TestApp.start({ DATABASE_URL: proxy.rewrite(process.env.TEST_DATABASE_URL!), DATABASE_STATEMENT_TIMEOUT_MS: '4000' });
+      // The pool's idle connections are taken out of its reach first, so the request must open a new one.
+      const pool = (frozen.app.get(DataSource).driver as unknown as { master: Pool }).master;
+      const held: PoolClient[] = [];
+      try {
+        expect((await frozen.inject({ method: 'GET', url: '/organizations/', headers: tenant.headers() })).statusCode).toBe(200);
+        while (pool.idleCount > 0) held.push(await pool.connect());
+        expect(held.length).toBeLessThan(5);
+        proxy.freeze();
+        const started = Date.now();
+        const response = await frozen.inject({ method: 'GET', url: '/organizations/', headers: tenant.headers() });
+        const waited = Date.now() - started;
+        expect({ code: expectError(response, 503).code, withinTwoSeconds: waited < 2000 }).toEqual({ code: 'database_unavailable', withinTwoSeconds: true });
+      } finally {
+        held.forEach((client) => client.release(true));
         await proxy.stop();
         await frozen.close();
       }

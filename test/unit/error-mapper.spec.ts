@@ -24,6 +24,9 @@ describe('mapError', () => {
     expect(isDatabaseUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
     expect(isDatabaseUnavailable(Object.assign(new Error('bind message supplies 1 parameters'), { code: '08P01' }))).toBe(false);
     expect(mapError(new Error('timeout exceeded when trying to connect')).status).toBe(503);
+    // pg's own connect timeout; the words alone inside another message are not a database failure.
+    expect(isDatabaseUnavailable(new Error('timeout expired'))).toBe(true);
+    expect(isDatabaseUnavailable(new Error('the cursor timeout expired for this export'))).toBe(false);
   });
 
   it('a deadlock or serialization failure (also inside a driver error) is a retryable 503, not a 500', () => {

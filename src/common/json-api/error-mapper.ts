@@ -71,13 +71,16 @@ const HTTP_CODES: Record<number, string> = {
   415: 'unsupported_media_type',
 };
 
-/** SQLSTATE classes and driver messages that mean "the database cannot be reached right now". */
+/**
+ * SQLSTATE classes and driver messages that mean "the database cannot be reached right now"; pg's
+ * connect timeout (data-source-options.ts) ends the attempt with a bare "timeout expired".
+ */
 // Connection failures, too many connections, server shutting down, statement timeout (57014);
 // not 08P01 (protocol violation: a bug).
 const UNAVAILABLE_SQLSTATES = /^(0800[01346]|53300|57P0[1-3]|57014)$/;
 const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
 const UNAVAILABLE_MESSAGES = new RegExp(
-  `Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|connect ECONNREFUSED|the database system is (starting up|shutting down)|Cannot use a pool after calling end|${READ_TIMEOUT_MESSAGE}`,
+  `Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|connect ECONNREFUSED|the database system is (starting up|shutting down)|Cannot use a pool after calling end|^timeout expired$|${READ_TIMEOUT_MESSAGE}`,
   'i',
 );
 
