@@ -1,5 +1,5 @@
-import pg from 'pg';
 import type { DataSourceOptions } from 'typeorm';
+import { ConnectBoundedClient } from './connect-bounded-client.js';
 import { migrations } from '../../db/migrations/index.js';
 import { tables } from './schema/index.js';
 
@@ -8,20 +8,6 @@ import { tables } from './schema/index.js';
  * server-side timeout cannot fire: the statement timeout plus a second; 0 (migrations) turns both off.
  */
 export const readTimeoutMs = (statementTimeoutMs: number): number => (statementTimeoutMs > 0 ? statementTimeoutMs + 1000 : 0);
-
-/** How long opening a connection may take: a database that is down or unreachable answers 503 within a second. */
-export const CONNECT_TIMEOUT_MS = 1000;
-
-/**
- * pg's Client with its connection attempt bounded by CONNECT_TIMEOUT_MS. pg-pool hands its own
- * `connectionTimeoutMillis` (how long a query waits for a free connection) to every Client it opens;
- * this keeps the two apart, so a busy pool is waited for while an unreachable database still fails fast.
- */
-class ConnectBoundedClient extends pg.Client {
-  constructor(config: pg.ClientConfig) {
-    super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
-  }
-}
 
 /**
  * The single description of how the service talks to PostgreSQL, used by the app, the CLI, the

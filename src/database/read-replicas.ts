@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { DatabaseError, Pool } from 'pg';
 import { QueryFailedError } from 'typeorm';
+import { ConnectBoundedClient } from './connect-bounded-client.js';
 import { installOnPool, type PooledQueryOptions } from './pooled-queries.js';
 
 /** How long a replica that failed is left out before a query tries it again. */
@@ -44,8 +45,10 @@ export class ReadReplicas {
         const pool = new Pool({
           connectionString: url,
           max: settings.poolSize,
-          // As on the primary (data-source-options.ts): fail fast when it is down, so the fallback is quick.
-          connectionTimeoutMillis: 1000,
+          // As on the primary (data-source-options.ts): a replica that is down fails its connection
+          // within a second, so the fallback is quick; a busy one is waited for.
+          connectionTimeoutMillis: settings.statementTimeoutMs,
+          Client: ConnectBoundedClient,
           idleTimeoutMillis: 30_000,
           application_name: 'twin-service replica',
           options: `-c TimeZone=UTC -c statement_timeout=${settings.statementTimeoutMs} -c jit=off`,
