@@ -73,7 +73,7 @@ const HTTP_CODES: Record<number, string> = {
 
 /**
  * SQLSTATE classes and driver messages that mean "the database cannot be reached right now"; pg's
- * connect timeout (data-source-options.ts) ends the attempt with a bare "timeout expired".
+ * connect timeout (connect-bounded-client.ts) ends the attempt with a bare "timeout expired".
  */
 // Connection failures, too many connections, server shutting down, statement timeout (57014);
 // not 08P01 (protocol violation: a bug).
