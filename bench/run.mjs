@@ -85,10 +85,11 @@ function memory(pid) {
 class VerifyFailed extends Error {}
 
 const pad = (value, width) => String(value).padStart(width);
+const ratioText = (ratio) => (ratio === null ? 'n/a (raw finished no request)' : ratio.toFixed(2));
 /** p99 within P99_FACTOR × raw's at P99_AT connections (other connection counts: not judged); ratio; no errors. */
 function judge(r) {
   r.p99ok = r.connections !== P99_AT || r.service.p99 <= Math.max(P99_FACTOR * r.raw.p99, 2);
-  r.ok = r.ratio >= r.target && r.p99ok && r.service.errors === 0 && r.raw.errors === 0;
+  r.ok = r.ratio !== null && r.ratio >= r.target && r.p99ok && r.service.errors === 0 && r.raw.errors === 0;
   return r;
 }
 
@@ -100,7 +101,7 @@ function table(rows) {
   for (const r of rows) {
     const { p99ok, ok } = judge(r);
     lines.push(
-      `| ${r.name} | ${r.connections} | ${r.service.rps} | ${r.raw.rps} | ${r.ratio.toFixed(2)} | ${r.target} | ${r.service.p50}/${r.service.p99} | ${r.raw.p50}/${r.raw.p99} | ${p99ok ? 'yes' : 'NO'} | ${r.service.errors}/${r.raw.errors} | ${ok ? '✓' : '✗'} |`,
+      `| ${r.name} | ${r.connections} | ${r.service.rps} | ${r.raw.rps} | ${ratioText(r.ratio)} | ${r.target} | ${r.service.p50}/${r.service.p99} | ${r.raw.p50}/${r.raw.p99} | ${p99ok ? 'yes' : 'NO'} | ${r.service.errors}/${r.raw.errors} | ${ok ? '✓' : '✗'} |`,
     );
   }
   return lines.join('\n');
@@ -155,13 +156,14 @@ async function measure(list, data, { label, peak, verifyOnly = false }) {
             await cannon(port, scenario, connections, warmupSeconds);
             result[who] = summary(await cannon(port, scenario, connections, Math.max(seconds, scenario.minSeconds ?? 0)), scenario);
           }
-          const ratio = result.raw.rps > 0 ? Math.round((result.service.rps / result.raw.rps) * 100) / 100 : 0;
+          // No request of the raw server finished in the window (a slow machine, a long scenario): no ratio, not a 0.
+          const ratio = result.raw.rps > 0 ? Math.round((result.service.rps / result.raw.rps) * 100) / 100 : null;
           const row = { name: scenario.name, connections, service: result.service, raw: result.raw, ratio, target: TARGETS[scenario.kind] };
           if (label) row.name = `${row.name} [${label}]`;
           rows.push(row);
           log(
             `${pad(row.name, 34)} c=${pad(connections, 2)}  service ${pad(result.service.rps, 7)} rps p50 ${pad(result.service.p50, 4)} p99 ${pad(result.service.p99, 4)} err ${result.service.errors}` +
-              ` | raw ${pad(result.raw.rps, 7)} rps p50 ${pad(result.raw.p50, 4)} p99 ${pad(result.raw.p99, 4)} err ${result.raw.errors} | ratio ${ratio.toFixed(2)} (target ${row.target})  rss ${memory(service.pid).rss.toFixed(0)} MB`,
+              ` | raw ${pad(result.raw.rps, 7)} rps p50 ${pad(result.raw.p50, 4)} p99 ${pad(result.raw.p99, 4)} err ${result.raw.errors} | ratio ${ratioText(ratio)} (target ${row.target})  rss ${memory(service.pid).rss.toFixed(0)} MB`,
           );
         }
       }
