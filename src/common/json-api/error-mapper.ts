@@ -91,25 +91,31 @@ const UNAVAILABLE_MESSAGES = new RegExp(
  */
 const CONFLICT_SQLSTATES = new Set(['40P01', '40001']);
 
-export function isTransactionConflict(error: unknown): boolean {
-  if (!error || typeof error !== 'object') return false;
-  const candidate = error as { code?: unknown; driverError?: unknown };
-  if (typeof candidate.code === 'string' && CONFLICT_SQLSTATES.has(candidate.code)) return true;
-  return candidate.driverError !== undefined && candidate.driverError !== error && isTransactionConflict(candidate.driverError);
-}
+type DriverFailure = { code?: unknown; message?: unknown; driverError?: unknown; errors?: unknown };
 
-export function isDatabaseUnavailable(error: unknown): boolean {
+/**
+ * Whether `test` holds for the error or for what it wraps: TypeORM's QueryFailedError keeps pg's error
+ * as `driverError`, and a failed connect to several addresses (::1 and 127.0.0.1) is an AggregateError.
+ */
+function anyCause(error: unknown, test: (candidate: DriverFailure) => boolean): boolean {
   if (!error || typeof error !== 'object') return false;
-  const candidate = error as { code?: unknown; message?: unknown; driverError?: unknown; errors?: unknown };
-  if (typeof candidate.code === 'string') {
-    if (UNAVAILABLE_ERRNOS.has(candidate.code) || UNAVAILABLE_SQLSTATES.test(candidate.code)) return true;
-  }
-  if (typeof candidate.message === 'string' && UNAVAILABLE_MESSAGES.test(candidate.message)) return true;
-  if (candidate.driverError && candidate.driverError !== error) return isDatabaseUnavailable(candidate.driverError);
-  // AggregateError from a failed connect to several addresses (e.g. ::1 and 127.0.0.1).
-  if (Array.isArray(candidate.errors)) return candidate.errors.some((inner) => isDatabaseUnavailable(inner));
+  const candidate = error as DriverFailure;
+  if (test(candidate)) return true;
+  if (candidate.driverError && candidate.driverError !== error) return anyCause(candidate.driverError, test);
+  if (Array.isArray(candidate.errors)) return candidate.errors.some((inner) => anyCause(inner, test));
   return false;
 }
+
+export const isTransactionConflict = (error: unknown): boolean =>
+  anyCause(error, ({ code }) => typeof code === 'string' && CONFLICT_SQLSTATES.has(code));
+
+export const isDatabaseUnavailable = (error: unknown): boolean =>
+  anyCause(
+    error,
+    ({ code, message }) =>
+      (typeof code === 'string' && (UNAVAILABLE_ERRNOS.has(code) || UNAVAILABLE_SQLSTATES.test(code))) ||
+      (typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message)),
+  );
 
 function single(status: number, code: string, detail: string, source?: ErrorSource, headers: Record<string, string> = {}, unexpected = false): MappedError {
   const error: ErrorObject = { status: String(status), code, title: TITLES[status] ?? 'Error', detail };
