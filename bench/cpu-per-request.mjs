@@ -8,7 +8,7 @@
 // behalf outside it, as under a sandboxing kernel, is not.)
 //
 //   npm run build && node bench/cpu-per-request.mjs [--mode quick|full] [--requests 6000]
-//                                                   [--only detail,list,my,geo,distance,post,patch,timeline,feed,embark]
+//                                                   [--connections 8] [--only detail,list,my,geo,distance,post,patch,timeline,feed,embark]
 //
 // Needs the bench database of that mode (`npm run bench [-- --quick]` loads it once).
 import { readFileSync } from 'node:fs';
@@ -27,7 +27,7 @@ const mode = option('mode', 'quick');
 const requests = Number(option('requests', 6000));
 const only = option('only', 'detail,list,timeline,feed').split(/,(?! )/);
 const base = (process.env.PGURL_BASE ?? 'postgresql://postgres@127.0.0.1:5432').replace(/\/$/, '');
-const CONNECTIONS = 8;
+const CONNECTIONS = Number(option('connections', 8));
 
 const log = (line) => process.stderr.write(`${line}\n`);
 const data = await prepare(await ensureData({ base, name: `twin_bench_${mode}`, mode, root, log }), log);
@@ -81,7 +81,7 @@ const backendMicros = async (who) => {
 };
 
 console.log(`CPU per request, ${requests} requests at ${CONNECTIONS} connections after ${Math.round(requests / 3)} warm-up, ${mode} data`);
-console.log('| scenario | service node µs | service PostgreSQL µs | raw node µs | raw PostgreSQL µs | service / raw (node) | service / raw (total) |\n|---|---:|---:|---:|---:|---:|---:|');
+console.log('| scenario | service node µs | service PostgreSQL µs | raw node µs | raw PostgreSQL µs | service / raw (node) | service / raw (total) | rps service / raw |\n|---|---:|---:|---:|---:|---:|---:|---:|');
 for (const name of only) {
   // A kind (its first scenario) or a scenario's exact name ('list page 1, br').
   const scenario = byKind[name] ?? scenarios(data).find((s) => s.name === name);
@@ -102,11 +102,12 @@ for (const name of only) {
     if (result.non2xx - (scenario.expectStatus === 304 ? result['3xx'] : 0) + result.errors > 0) throw new Error(`${name} on the ${who}: ${result.non2xx} non-2xx, ${result.errors} errors`);
     micros[who] = (cpuMicros(child.pid) - before) / requests;
     micros[`${who}Database`] = ((await backendMicros(who)) - databaseBefore) / requests;
+    micros[`${who}Rps`] = result.requests.average;
   }
   const total = (who) => micros[who] + micros[`${who}Database`];
   console.log(
     `| ${name} | ${micros.service.toFixed(0)} | ${micros.serviceDatabase.toFixed(0)} | ${micros.raw.toFixed(0)} | ${micros.rawDatabase.toFixed(0)} | ` +
-      `${(micros.service / micros.raw).toFixed(2)} | ${(total('service') / total('raw')).toFixed(2)} |`,
+      `${(micros.service / micros.raw).toFixed(2)} | ${(total('service') / total('raw')).toFixed(2)} | ${Math.round(micros.serviceRps)} / ${Math.round(micros.rawRps)} |`,
   );
 }
 await admin.end();
