@@ -21,20 +21,25 @@ const organization = (row: TwinRow) => ({ organization: { data: { type: 'organiz
 
 const personality = (row: TwinRow) => ({ id: row.personality_id, characteristics: row.characteristics, services: row.services });
 
+/** The attributes of the own-twins form (`GET /my/twins/`); the list form starts with the same ones. */
+const ownAttributes = (row: TwinRow) => ({
+  created: row.created,
+  modified: row.modified,
+  name: row.name,
+  description: row.description,
+  personal: row.personal,
+  connections: row.connections,
+  personality: personality(row),
+  'meta-data': row.meta_data,
+});
+
 /** `GET /twins/` */
 export function twinListResource(row: TwinRow): ResourceObject {
   return {
     type: 'twins',
     id: row.id,
     attributes: {
-      created: row.created,
-      modified: row.modified,
-      name: row.name,
-      description: row.description,
-      personal: row.personal,
-      connections: row.connections,
-      personality: personality(row),
-      'meta-data': row.meta_data,
+      ...ownAttributes(row),
       'place-id': row.place_id ?? '',
       provider: row.provider,
       location: row.location,
@@ -52,21 +57,7 @@ export function twinListResource(row: TwinRow): ResourceObject {
 
 /** `GET /my/twins/` */
 export function ownTwinResource(row: TwinRow): ResourceObject {
-  return {
-    type: 'twins',
-    id: row.id,
-    attributes: {
-      created: row.created,
-      modified: row.modified,
-      name: row.name,
-      description: row.description,
-      personal: row.personal,
-      connections: row.connections,
-      personality: personality(row),
-      'meta-data': row.meta_data,
-    },
-    relationships: organization(row),
-  };
+  return { type: 'twins', id: row.id, attributes: ownAttributes(row), relationships: organization(row) };
 }
 
 /** `weekday_text` of a Google-Places style opening hours object; [] when absent or malformed. */
