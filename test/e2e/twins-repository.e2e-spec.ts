@@ -4,7 +4,7 @@ import type { CountedJson, PageRequest } from '../../src/common/json-api/paginat
 import { Sql } from '../../src/database/sql';
 import { TwinsRepository, type TwinQuery } from '../../src/twins/twins.repository';
 import { recordStatements } from '../support/sql-statements';
-import { TestApp, type TestTenant } from '../support/test-app';
+import { TestApp } from '../support/test-app';
 
 /**
  * TwinsRepository's filter compiler and list paths, straight against the database (both kinds), with
@@ -27,8 +27,6 @@ describe('TwinsRepository (SQL)', () => {
   const tagX = `rt-x-${randomUUID()}`;
   const ids: Record<string, string> = {};
 
-  const tenantOf = (created: TestTenant): Tenant => created.asTenant();
-
   async function insertTwin(name: string, organization: string, columns: { public?: boolean; services?: string[]; lon?: number; lat?: number; characteristics: string[]; created: string }) {
     const rows: { id: string }[] = await sql.query(
       `INSERT INTO twins (organization_id, name, public, services, characteristics, location, created)
@@ -43,8 +41,8 @@ describe('TwinsRepository (SQL)', () => {
     app = await TestApp.start();
     twins = app.app.get(TwinsRepository);
     sql = app.app.get(Sql);
-    caller = tenantOf(await app.tenant());
-    other = tenantOf(await app.tenant());
+    caller = (await app.tenant()).asTenant();
+    other = (await app.tenant()).asTenant();
     // Created in this order (A1 first); B2 is invisible to the caller (another organization's, neither public nor a supplier).
     await insertTwin('A1', caller.organization.id, { characteristics: [tag, tagX], lon: 150.001, lat: -40.001, created: '2026-01-01T00:00:01Z' });
     await insertTwin('A2', caller.organization.id, { public: true, characteristics: [tag], lon: 150.002, lat: -40.002, created: '2026-01-01T00:00:02Z' });
