@@ -81,7 +81,7 @@ const backendMicros = async (who) => {
 };
 
 console.log(`CPU per request, ${requests} requests at ${CONNECTIONS} connections after ${Math.round(requests / 3)} warm-up, ${mode} data`);
-console.log('| scenario | service node µs | service PostgreSQL µs | raw node µs | raw PostgreSQL µs | service / raw (node) | service / raw (total) | rps service / raw |\n|---|---:|---:|---:|---:|---:|---:|---:|');
+console.log('| scenario | service node µs | service PostgreSQL µs | raw node µs | raw PostgreSQL µs | service / raw (node) | service / raw (total) |\n|---|---:|---:|---:|---:|---:|---:|');
 for (const name of only) {
   // A kind (its first scenario) or a scenario's exact name ('list page 1, br').
   const scenario = byKind[name] ?? scenarios(data).find((s) => s.name === name);
@@ -102,12 +102,11 @@ for (const name of only) {
     if (result.non2xx - (scenario.expectStatus === 304 ? result['3xx'] : 0) + result.errors > 0) throw new Error(`${name} on the ${who}: ${result.non2xx} non-2xx, ${result.errors} errors`);
     micros[who] = (cpuMicros(child.pid) - before) / requests;
     micros[`${who}Database`] = ((await backendMicros(who)) - databaseBefore) / requests;
-    micros[`${who}Rps`] = result.requests.average;
   }
   const total = (who) => micros[who] + micros[`${who}Database`];
   console.log(
     `| ${name} | ${micros.service.toFixed(0)} | ${micros.serviceDatabase.toFixed(0)} | ${micros.raw.toFixed(0)} | ${micros.rawDatabase.toFixed(0)} | ` +
-      `${(micros.service / micros.raw).toFixed(2)} | ${(total('service') / total('raw')).toFixed(2)} | ${Math.round(micros.serviceRps)} / ${Math.round(micros.rawRps)} |`,
+      `${(micros.service / micros.raw).toFixed(2)} | ${(total('service') / total('raw')).toFixed(2)} |`,
   );
 }
 await admin.end();
