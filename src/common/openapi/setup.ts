@@ -222,7 +222,9 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
 
 /** Swagger UI at /docs and the OpenAPI document at /docs-json. */
 export function setupOpenApi(app: INestApplication): void {
-  SwaggerModule.setup('docs', app, createOpenApiDocument(app), {
+  // Built by the first request for it, not at start: the document is ~1 MB of objects that every major
+  // collection would otherwise mark for the life of the process, for a page few instances ever serve.
+  SwaggerModule.setup('docs', app, () => createOpenApiDocument(app), {
     jsonDocumentUrl: 'docs-json',
     // The token and tenant headers entered once survive a reload of the page.
     swaggerOptions: { persistAuthorization: true },
