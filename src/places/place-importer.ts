@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { anyCause } from '../database/driver-errors.js';
 import { Sql } from '../database/sql.js';
 import { isUuid } from '../common/json-api/query.js';
 import { FeatureCollectionScanner } from './feature-collection-scanner.js';
@@ -175,6 +176,5 @@ export class PlaceImporter {
 }
 
 function isDataError(error: unknown): boolean {
-  const code = (error as { code?: unknown; driverError?: { code?: unknown } })?.driverError?.code ?? (error as { code?: unknown })?.code;
-  return typeof code === 'string' && DATA_ERROR.test(code);
+  return anyCause(error, ({ code }) => typeof code === 'string' && DATA_ERROR.test(code));
 }

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
 import { ChangeLog } from '../database/change-log.js';
+import { anyCause } from '../database/driver-errors.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import { conflict, forbidden, invalidDocument, notFound, preconditionFailed } from '../common/json-api/api-error.js';
 import { versionEtag, type Precondition } from '../common/http/conditional.js';
@@ -26,11 +27,8 @@ const SUMMARY_IMAGE = '/data/attributes/summary-image';
 const NEWEST_FIRST: readonly SortDirective[] = [{ key: 'created', descending: true }];
 
 /** SQLSTATE 23505 on the given constraint, however TypeORM wrapped the driver error. */
-function isUniqueViolation(error: unknown, constraint: string): boolean {
-  const candidate = error as { code?: unknown; constraint?: unknown; driverError?: { code?: unknown; constraint?: unknown } } | null;
-  const driver = candidate?.driverError ?? candidate;
-  return driver?.code === '23505' && driver?.constraint === constraint;
-}
+const isUniqueViolation = (error: unknown, constraint: string): boolean =>
+  anyCause(error, (failure) => failure.code === '23505' && failure.constraint === constraint);
 
 /**
  * Quests, tasks and embarking (docs/API.md, section 12). Rules this service owns:

@@ -1,4 +1,5 @@
 import { HttpException } from '@nestjs/common';
+import { anyCause } from '../../database/driver-errors.js';
 import { READ_TIMEOUT_MESSAGE } from '../../database/pooled-queries.js';
 import { ApiError, ErrorSource } from './api-error.js';
 
@@ -90,21 +91,6 @@ const UNAVAILABLE_MESSAGES = new RegExp(
  * Nothing of the request was stored, and the same request sent again normally succeeds.
  */
 const CONFLICT_SQLSTATES = new Set(['40P01', '40001']);
-
-type DriverFailure = { code?: unknown; message?: unknown; driverError?: unknown; errors?: unknown };
-
-/**
- * Whether `test` holds for the error or for what it wraps: TypeORM's QueryFailedError keeps pg's error
- * as `driverError`, and a failed connect to several addresses (::1 and 127.0.0.1) is an AggregateError.
- */
-function anyCause(error: unknown, test: (candidate: DriverFailure) => boolean): boolean {
-  if (!error || typeof error !== 'object') return false;
-  const candidate = error as DriverFailure;
-  if (test(candidate)) return true;
-  if (candidate.driverError && candidate.driverError !== error) return anyCause(candidate.driverError, test);
-  if (Array.isArray(candidate.errors)) return candidate.errors.some((inner) => anyCause(inner, test));
-  return false;
-}
 
 export const isTransactionConflict = (error: unknown): boolean =>
   anyCause(error, ({ code }) => typeof code === 'string' && CONFLICT_SQLSTATES.has(code));
