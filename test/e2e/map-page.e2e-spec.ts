@@ -4,7 +4,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { TestApp, TestTenant } from '../support/test-app';
+import { document, JSON_API, TestApp, TestTenant } from '../support/test-app';
 
 /** Debian's Chromium (apt-get install chromium): the browser of this test, with the flags it needs headless in a container. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -266,6 +266,35 @@ describe('the map page in a browser', () => {
     expect(await page.evaluate(() => (globalThis as any).sessionStorage.getItem('twin-map-organization'))).toBeNull();
     expect(await page.isVisible('#sign-in')).toBe(true);
     expect(await page.evaluate(() => (globalThis as any).twinMap.getSource('twins'))).toBeUndefined();
+  });
+
+  it('fits twins that reach towards both poles: the whole height of the world, edge to edge', async () => {
+    // Public twins of another organization near both poles and the antimeridian, seen by this tenant
+    // too; private again after, so the other tests see the public twins they saw before.
+    const far = await service.tenant({ organization: 'Map page, far away' });
+    const ids = [await service.createTwin(far, { name: 'Far north', public: true, location: { type: 'Point', coordinates: [179.9, 85.05] } })];
+    ids.push(await service.createTwin(far, { name: 'Far south', public: true, location: { type: 'Point', coordinates: [-179.9, -85.05] } }));
+    try {
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await page.fill('#token', tenant.token);
+      await page.fill('#organization', tenant.organizationId);
+      await page.click('#sign-in button[type=submit]');
+      await page.waitForSelector('#filters:not([hidden])', { timeout: 30_000 });
+      const tileJson = (await service.inject({ method: 'GET', url: '/twins/tiles.json', headers: tenant.headers() })).json();
+      expect(tileJson.bounds[1]).toBeLessThan(-85);
+      expect(tileJson.bounds[3]).toBeGreaterThan(85);
+      expect(await page.evaluate(([w, s, e, n]) => {
+        const view = (globalThis as any).twinMap.getBounds();
+        return view.contains([w, s]) && view.contains([e, n]) ? 'on screen' : view.toArray();
+      }, tileJson.bounds as number[])).toBe('on screen');
+      await page.click('#sign-out');
+    } finally {
+      // Twins are not deleted through the API: made private, they are no one else's.
+      for (const id of ids) {
+        const hidden = await service.inject({ method: 'PATCH', url: `/my/twins/${id}/`, headers: { ...far.headers(), 'content-type': JSON_API }, payload: document({ type: 'twins', id, attributes: { public: false } }) });
+        expect(hidden.statusCode).toBe(200);
+      }
+    }
   });
 
   it("comes back from the browser's cache: a reload asks the service for the page alone, and gets a 304", async () => {

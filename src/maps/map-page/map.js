@@ -136,6 +136,18 @@ function removeTwins() {
 // Each call supersedes the ones before it: a slow answer to an older filter must not replace a newer one.
 let generation = 0;
 
+/** West-south and east-north corners of the twins shown (the TileJSON's bounds). */
+let twinsBox;
+
+/** Fits the map to the twins shown, in the map's box as it is now. */
+function fitToTwins() {
+  map.fitBounds(twinsBox, { padding: 40, maxZoom: 14, animate: false });
+  // Twins towards both poles need the whole height of the world, which the padding leaves no room for
+  // (MapLibre shows nothing beyond the poles, so it stops zooming out short of them): edge to edge.
+  const view = map.getBounds();
+  if (!view.contains(twinsBox[0]) || !view.contains(twinsBox[1])) map.fitBounds(twinsBox, { padding: 0, maxZoom: 14, animate: false });
+}
+
 /**
  * Loads the TileJSON of the current filters and shows its tiles, fitting the map to the twins when
  * asked: 'shown', 'refused' (the status says why), or 'stale' when a later call took over.
@@ -176,10 +188,9 @@ async function showTwins({ fit }) {
     bounds: tileJson.bounds,
   });
   for (const layer of TWIN_LAYERS) map.addLayer(layer);
-  if (fit) {
-    const [west, south, east, north] = tileJson.bounds;
-    map.fitBounds([[west, south], [east, north]], { padding: 40, maxZoom: 14, animate: false });
-  }
+  const [west, south, east, north] = tileJson.bounds;
+  twinsBox = [[west, south], [east, north]];
+  if (fit) fitToTwins();
   status(query ? `Showing the twins you can see, filtered by ${decodeURIComponent(query)}.` : 'Showing every twin you can see.');
   return 'shown';
 }
@@ -385,7 +396,7 @@ $('#sign-in').addEventListener('submit', async (event) => {
   submit.disabled = true;
   sessionStorage.setItem(STORAGE.token, $('#token').value.trim());
   sessionStorage.setItem(STORAGE.organization, $('#organization').value.trim());
-  const result = await showTwins({ fit: true });
+  const result = await showTwins({ fit: false });
   submit.disabled = false;
   if (result === 'refused') {
     signOut('refused');
@@ -393,6 +404,11 @@ $('#sign-in').addEventListener('submit', async (event) => {
   }
   $('#token').value = '';
   showSignedIn(true);
+  // The filters took the sign-in form's place, and the map's box changed with them: fit in the new one.
+  if (result === 'shown') {
+    map.resize();
+    fitToTwins();
+  }
   // Keyboard users land on the map: the arrow keys move it, + and - zoom.
   map.getCanvas().focus();
 });
