@@ -360,6 +360,12 @@ export class QuestsRepository {
    * quest's price for its creator. A second embark by the same twin fails on quests_embark_unique.
    * Answers the judged quest and, when embarked, the copy as a full-form row; undefined when there is
    * no quest with that id.
+   *
+   * The change-log lock comes last. `recorded`'s trigger takes the acting twin's change-log lock, held
+   * until commit, and PostgreSQL runs the data-modifying CTEs nothing reads after the main query, the
+   * last one first: unread, the places and the revenue entry would be written after `recorded`, and an
+   * embark waiting for a place another transaction holds would hold that lock, and with it every other
+   * change of its twin, meanwhile. The main query reads them, so they are written before it.
    */
   async embark(tenant: TwinTenant, id: string, imagesBase: string): Promise<EmbarkOutcome | undefined> {
     const rows: EmbarkOutcome[] = await this.sql.query(
@@ -401,7 +407,10 @@ export class QuestsRepository {
          FROM quest
          LEFT JOIN copy ON true
          LEFT JOIN twins t ON t.id = copy.twin_id
-         LEFT JOIN twins ot ON ot.id = quest.twin_id`,
+         LEFT JOIN twins ot ON ot.id = quest.twin_id
+         -- Read here, so that they are written while this query runs, before recorded (see above).
+         CROSS JOIN (SELECT count(*) FROM places) AS places_written
+         CROSS JOIN (SELECT count(*) FROM revenue) AS revenue_written`,
       [tenant.organization.id, tenant.twin.id, id, imagesBase],
     );
     return rows[0];

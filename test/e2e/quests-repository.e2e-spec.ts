@@ -3,7 +3,7 @@ import type { TwinTenant } from '../../src/common/auth/tenant';
 import { Sql } from '../../src/database/sql';
 import { QuestsRepository } from '../../src/quests/quests.repository';
 import { recordStatements } from '../support/sql-statements';
-import { TestApp, type TestTenant } from '../support/test-app';
+import { embeddedDatabase, TestApp, type TestTenant } from '../support/test-app';
 
 /**
  * QuestsRepository's discovery filters and embark, straight against the database (both kinds), and
@@ -71,6 +71,37 @@ describe('QuestsRepository (SQL)', () => {
     expect(recorded).toHaveLength(changesBefore + 1);
     const copy = JSON.parse(recorded[recorded.length - 1].resource);
     expect(copy).toMatchObject({ type: 'quests', id: outcome!.copy!.id, attributes: { 'task-count': 0, public: false, price: 1.5 } });
+  });
+
+  // Two sessions at once: the embedded database has one.
+  (embeddedDatabase() ? it.skip : it)("embark: waits for a place another transaction holds without holding its twin's change-log lock (needs real PostgreSQL)", async () => {
+    const questId = await quests.insert(maker, { name: `${marker} Harbour walk`, summary: '', description: '', summaryImageId: null, price: '2.00' });
+    await sql.query('UPDATE quests SET public = true WHERE id = $1', [questId]);
+    await quests.insertTask(maker, questId, { name: 'Quay', description: '', position: undefined, placeTwinId: maker.twin.id });
+    const embarking = tenantOf(await app.tenant());
+    const holder = app.dataSource.createQueryRunner();
+    await holder.connect();
+    try {
+      await holder.startTransaction();
+      await holder.query('SELECT id FROM twins WHERE id = $1 FOR UPDATE', [maker.twin.id]);
+      const outcome = quests.embark(embarking, questId, PLAIN.imagesBase);
+      // The embark's session, once it waits for the place: whether it holds an advisory (change-log) lock.
+      let waiting: { advisory_locks: number }[] = [];
+      for (let tries = 0; tries < 100 && waiting.length === 0; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        waiting = await app.dataSource.query(
+          `SELECT (SELECT count(*)::int FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'advisory' AND l.granted) AS advisory_locks
+             FROM pg_stat_activity a
+            WHERE a.datname = current_database() AND a.wait_event_type = 'Lock' AND a.query LIKE 'WITH quest AS (%'`,
+        );
+      }
+      expect(waiting).toEqual([{ advisory_locks: 0 }]);
+      await holder.rollbackTransaction();
+      expect((await outcome)!.copy).toMatchObject({ twin_id: embarking.twin.id, original_id: questId, task_count: 1 });
+    } finally {
+      if (holder.isTransactionActive) await holder.rollbackTransaction();
+      await holder.release();
+    }
   });
 
   it('sends the statements committed in the snapshot', async () => {
