@@ -91,8 +91,11 @@ export function startRaw(url) {
 
 /**
  * A pool of fresh (X-Twin twin, quest) pairs for the embark scenario: embarking twice with the same pair
- * is a 409, so every request takes the next pair (quest first, so consecutive embarks touch different
- * quests and places). `restart()` after the embarks were reset (bench/lib/load.mjs resetEmbarks).
+ * is a 409, so every request takes the next pair. Consecutive pairs differ in quest (so in places) and
+ * in twin: many users embarking at once. Each embark holds its twin's change-log lock through its
+ * commit (migration ChangeLog), so one twin's embarks commit one at a time; with forty consecutive
+ * pairs of one twin (as before), the requests in flight were mostly one twin's and waited in that
+ * lock's queue. `restart()` after the embarks were reset (bench/lib/load.mjs resetEmbarks).
  */
 function embarkPairs(d, headers) {
   let next = 0;
@@ -103,7 +106,11 @@ function embarkPairs(d, headers) {
     next() {
       if (next >= size) throw new Error(`the embark pool of ${size} pairs is used up; make it bigger (bench/lib/load.mjs)`);
       const i = next++;
-      return { path: `/quests/${d.embarkQuests[i % d.embarkQuests.length]}/embark`, headers: { ...headers, 'x-twin': d.embarkTwins[Math.floor(i / d.embarkQuests.length)] } };
+      // quest = i mod Q; twin = (round + quest) mod T, round = ⌊i / Q⌋: each pair once, and the next
+      // request's twin is the next twin.
+      const quest = i % d.embarkQuests.length;
+      const twin = (Math.floor(i / d.embarkQuests.length) + quest) % d.embarkTwins.length;
+      return { path: `/quests/${d.embarkQuests[quest]}/embark`, headers: { ...headers, 'x-twin': d.embarkTwins[twin] } };
     },
   };
 }
