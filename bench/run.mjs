@@ -266,7 +266,8 @@ async function main() {
     // Beyond the original shape: the verdicts of the targets.
     targets: { ratios: TARGETS, p99Factor: P99_FACTOR, p99AtConnections: P99_AT, maxRssMb: MAX_RSS_MB, maxScalingChange: MAX_SCALING_DROP },
     ok: {
-      scenarios: rows.every((r) => judge(r).ok),
+      // Every row judged (every() would stop at the first miss and leave the rest without their verdicts).
+      scenarios: rows.map((r) => judge(r).ok).every(Boolean),
       peakRss: Math.max(peak.hwm, peak.rss) <= MAX_RSS_MB,
       scaling: scaling ? scaling.every((s) => s.ok) : undefined,
       keysetDepth: keysetDepth.length > 0 ? keysetDepth.every((d) => d.ok) : undefined,
