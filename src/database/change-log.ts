@@ -56,7 +56,10 @@ export interface ChangeRecord {
 /**
  * `INSERT INTO changes … RETURNING …`, to be a CTE of the changing statement. The position is drawn by
  * the table's trigger (per-twin commit order), or by the statement under the same lock (`positionsOf`);
- * the statement returns the rows as ChangeRow.
+ * the statement returns the rows as ChangeRow. That lock is held until commit, so the statement's other
+ * writes should come before it: a data-modifying CTE nothing reads runs after the main query, the last
+ * declared first, so one declared before this CTE and left unread runs after it, with the lock held
+ * (QuestsRepository.embark reads its writes in the main query for that reason).
  */
 export function recordChangesSql(record: ChangeRecord): string {
   const columns = 'organization_id, twin_id, kind, subject_id, name, category, resource';
