@@ -71,6 +71,19 @@ const summary = (r, scenario = {}) => ({
   errors: r.errors + r.timeouts + r.non2xx - (scenario.expectStatus === 304 ? r['3xx'] : 0),
 });
 
+/**
+ * Starts a process's peak RSS (VmHWM) over from its current RSS (Linux: `5` written to clear_refs), so
+ * the peak of one server's share of one row can be read after it. False where that cannot be done.
+ */
+function resetPeak(pid) {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** VmHWM / VmRSS of a process, in MB. */
 function memory(pid) {
   try {
@@ -120,6 +133,8 @@ async function measure(list, data, { label, peak, verifyOnly = false }) {
   process.once('exit', stop);
   try {
     await Promise.all([waitReady(SERVICE_PORT, service, 'the service'), waitReady(RAW_PORT, raw, 'the raw server')]);
+    // What each process holds before any load: the part of a peak that the load did not add.
+    peak.idle = { service: Math.round(memory(service.pid).rss), raw: Math.round(memory(raw.pid).rss) };
     // Same documents first: a raw server that answers something else is no yardstick.
     const differing = await verify(list, data, log);
     if (differing > 0) throw new VerifyFailed(`${differing} scenario(s) answer different documents on the service and the raw server`);
@@ -130,11 +145,13 @@ async function measure(list, data, { label, peak, verifyOnly = false }) {
       await resetEmbarks(db, data.embarkQuests);
       scenario.pairs.restart();
     };
-    const sampler = setInterval(() => {
+    const sample = () => {
       const m = memory(service.pid);
       peak.rss = Math.max(peak.rss, m.rss);
       peak.hwm = Math.max(peak.hwm, m.hwm);
-    }, 100);
+    };
+    sample(); // the peak of start-up and verify, before the first row starts the peaks over
+    const sampler = setInterval(sample, 100);
     const rows = [];
     try {
       for (const scenario of list) {
@@ -152,9 +169,16 @@ async function measure(list, data, { label, peak, verifyOnly = false }) {
           const result = {};
           // Alternate: service then raw for this scenario and connection count, each warmed up.
           for (const [port, who] of [[SERVICE_PORT, 'service'], [RAW_PORT, 'raw']]) {
+            const pid = (who === 'service' ? service : raw).pid;
             await resetPool(scenario); // embarks: both start from the same state
+            // Each server's own peak over its warm-up and measurement: the service's target is absolute,
+            // and the raw server's peak under the same load says how much of it the load itself needs.
+            const peakReset = resetPeak(pid);
             await cannon(port, scenario, connections, warmupSeconds);
             result[who] = summary(await cannon(port, scenario, connections, Math.max(seconds, scenario.minSeconds ?? 0)), scenario);
+            if (peakReset) result[who].peakRssMb = Math.round(memory(pid).hwm);
+            if (who === 'service') peak.hwm = Math.max(peak.hwm, memory(pid).hwm);
+            else peak.rawHwm = Math.max(peak.rawHwm ?? 0, memory(pid).hwm);
           }
           // No request of the raw server finished in the window (a slow machine, a long scenario): no ratio, not a 0.
           const ratio = result.raw.rps > 0 ? Math.round((result.service.rps / result.raw.rps) * 100) / 100 : null;
@@ -163,7 +187,8 @@ async function measure(list, data, { label, peak, verifyOnly = false }) {
           rows.push(row);
           log(
             `${pad(row.name, 34)} c=${pad(connections, 2)}  service ${pad(result.service.rps, 7)} rps p50 ${pad(result.service.p50, 4)} p99 ${pad(result.service.p99, 4)} err ${result.service.errors}` +
-              ` | raw ${pad(result.raw.rps, 7)} rps p50 ${pad(result.raw.p50, 4)} p99 ${pad(result.raw.p99, 4)} err ${result.raw.errors} | ratio ${ratioText(ratio)} (target ${row.target})  rss ${memory(service.pid).rss.toFixed(0)} MB`,
+              ` | raw ${pad(result.raw.rps, 7)} rps p50 ${pad(result.raw.p50, 4)} p99 ${pad(result.raw.p99, 4)} err ${result.raw.errors} | ratio ${ratioText(ratio)} (target ${row.target})` +
+              `  peak rss ${result.service.peakRssMb ?? '?'} / ${result.raw.peakRssMb ?? '?'} MB`,
           );
         }
       }
@@ -263,6 +288,9 @@ async function main() {
     commit,
     scenarios: rows,
     peakRssMb: Math.round(Math.max(peak.hwm, peak.rss)),
+    // Beyond the required shape: the raw server's peak under the same rows (each row has both servers' peaks).
+    rawPeakRssMb: peak.rawHwm === undefined ? undefined : Math.round(peak.rawHwm),
+    idleRssMb: peak.idle,
     // Beyond the original shape: the verdicts of the targets.
     targets: { ratios: TARGETS, p99Factor: P99_FACTOR, p99AtConnections: P99_AT, maxRssMb: MAX_RSS_MB, maxScalingChange: MAX_SCALING_DROP },
     ok: {
@@ -288,7 +316,7 @@ async function main() {
 
   const markdown = table(rows);
   console.log(markdown);
-  console.log(`\npeak RSS of the service: ${result.peakRssMb} MB (target ≤ ${MAX_RSS_MB}) ${result.ok.peakRss ? '✓' : '✗'}`);
+  console.log(`\npeak RSS of the service: ${result.peakRssMb} MB (target ≤ ${MAX_RSS_MB}) ${result.ok.peakRss ? '✓' : '✗'}; of the raw server: ${result.rawPeakRssMb ?? '?'} MB (idle after start: ${peak.idle?.service} / ${peak.idle?.raw} MB)`);
   for (const d of deepPages) console.log(`page 100 vs page 1 at c=${d.connections}: ${d.slowdown}× slower (target ≤ 2)`);
   for (const d of keysetDepth) {
     console.log(`${d.deep} vs page 1 (${d.list}) at c=${d.connections}: service ${d.deepRps} vs ${d.page1Rps} rps (${(d.change * 100).toFixed(1)} %, target within ±${MAX_DEPTH_CHANGE * 100} %) ${d.ok ? '✓' : '✗'}`);
