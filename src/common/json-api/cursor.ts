@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { KeysetDirection, KeysetRows } from '../../database/keyset.js';
 import { invalidParameter } from './api-error.js';
-import type { PageLimits, PageParams } from './pagination.js';
+import { pageUrl, type PageLimits, type PageParams } from './pagination.js';
 import type { SortDirective } from './representation.js';
 import { JsonText } from './resource.js';
 
@@ -44,6 +44,9 @@ export class CursorCodec {
     return createHmac('sha256', this.key).update(payload).digest().subarray(0, 16);
   }
 }
+
+/** The paging parameters a cursor link does not keep from the request. */
+const LINK_DROPS = ['page_after', 'page_before', 'page_number'] as const;
 
 /** A validated keyset page request. */
 export interface CursorRequest {
@@ -88,14 +91,9 @@ export class CursorPage {
 
   links(requestUrl: URL): CursorLinks {
     const { request, rows } = this;
-    const at = (parameter: 'page_after' | 'page_before', position: string[] | null) => {
-      const url = new URL(requestUrl.href);
-      url.searchParams.delete('page_after');
-      url.searchParams.delete('page_before');
-      url.searchParams.delete('page_number');
-      url.searchParams.set(parameter, position ? this.codec.encode(request.scope, position) : '');
-      return url.href;
-    };
+    // Every other paging parameter goes; the link's own is appended.
+    const urls = { page_after: pageUrl(requestUrl, 'page_after', LINK_DROPS), page_before: pageUrl(requestUrl, 'page_before', LINK_DROPS) };
+    const at = (parameter: 'page_after' | 'page_before', position: string[] | null) => urls[parameter](position ? this.codec.encode(request.scope, position) : '');
     // Past the far end of the rows (an empty page read from a position), the way back is the nearest
     // end of the list: the last page when reading forwards, the first when reading backwards.
     const forwards = request.direction === 'after';
