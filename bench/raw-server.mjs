@@ -639,15 +639,33 @@ function compileTwinFilters(filters, { own, located }) {
   return { key: key.join('-'), where: where.join(' AND '), orderBy: order.join(', '), values, add };
 }
 
+/**
+ * The request URL as a function of one paging parameter's value: `drop` removed, `parameter` set, as
+ * `url.searchParams` would (in place, else appended), but with the query parsed and serialized once off
+ * the URL: a URL's searchParams re-parse the whole URL on every change. Values are digits or cursors
+ * (base64url and '.'), which form-encoding keeps as they are.
+ */
+function linkTo(request, parameter, drop = []) {
+  const href = new URL(request.url, `${originOf(request)}/`).href;
+  const hashAt = href.indexOf('#');
+  const beforeHash = hashAt < 0 ? href : href.slice(0, hashAt);
+  const queryAt = beforeHash.indexOf('?');
+  const params = new URLSearchParams(queryAt < 0 ? '' : beforeHash.slice(queryAt));
+  for (const name of drop) params.delete(name);
+  params.set(parameter, '');
+  const query = params.toString();
+  const end = (query.startsWith(`${parameter}=`) ? 0 : query.indexOf(`&${parameter}=`) + 1) + parameter.length + 1;
+  const head = `${queryAt < 0 ? beforeHash : beforeHash.slice(0, queryAt)}?${query.slice(0, end)}`;
+  const tail = `${query.slice(end)}${hashAt < 0 ? '' : href.slice(hashAt)}`;
+  return (value) => `${head}${value}${tail}`;
+}
+
 /** First/last/next/prev of a page: the request URL with page_number swapped, as the service links pages. */
 function pageEnvelope(request, page, count, data) {
   const pages = Math.max(1, Math.ceil(count / page.size));
   if (page.number > pages) throw notFound(`Page ${page.number} does not exist; the last page is ${pages}.`);
-  const url = new URL(request.url, `${originOf(request)}/`);
-  const at = (n) => {
-    url.searchParams.set('page_number', String(n));
-    return url.href;
-  };
+  const withNumber = linkTo(request, 'page_number');
+  const at = (n) => withNumber(String(n));
   const first = at(1);
   const last = at(pages);
   const next = page.number < pages ? at(page.number + 1) : null;
@@ -681,14 +699,9 @@ function readCursor(scope, parameter, cursor) {
 }
 /** `{links: {first, last, prev, next}, data}` of a keyset page read forwards (the service's links). */
 function cursorBody(request, scope, row, fromPosition) {
-  const at = (parameter, position) => {
-    const url = new URL(request.url, `${originOf(request)}/`);
-    url.searchParams.delete('page_after');
-    url.searchParams.delete('page_before');
-    url.searchParams.delete('page_number');
-    url.searchParams.set(parameter, position ? signCursor(scope, position) : '');
-    return url.href;
-  };
+  const drop = ['page_after', 'page_before', 'page_number'];
+  const urls = { page_after: linkTo(request, 'page_after', drop), page_before: linkTo(request, 'page_before', drop) };
+  const at = (parameter, position) => urls[parameter](position ? signCursor(scope, position) : '');
   const links = {
     first: at('page_after', null),
     last: at('page_before', null),
