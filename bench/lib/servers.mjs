@@ -64,7 +64,8 @@ export function startService(url) {
     cwd: root,
     env: {
       ...process.env,
-      // PROFILE_NODE_OPTIONS (say `--cpu-prof --cpu-prof-dir=/tmp/prof`) looks inside the service only.
+      // PROFILE_NODE_OPTIONS (say `--cpu-prof --cpu-prof-dir=/tmp/prof`) looks inside the service only;
+      // PROFILE_RAW_NODE_OPTIONS inside the raw server (startRaw).
       NODE_OPTIONS: `${SERVICE_NODE_OPTIONS} ${process.env.PROFILE_NODE_OPTIONS ?? ''}`,
       NODE_ENV: 'production',
       DATABASE_URL: url,
@@ -84,7 +85,7 @@ export function startRaw(url) {
   return fork(join(root, 'bench/raw-server.mjs'), [], {
     cwd: root,
     // The same V8 heap bounds as the service: the ratio is about the framework layers, not heap sizing.
-    env: { ...process.env, NODE_OPTIONS: SERVICE_NODE_OPTIONS, NODE_ENV: 'production', DATABASE_URL: url, PORT: String(RAW_PORT), CURSOR_SECRET: BENCH_CURSOR_SECRET },
+    env: { ...process.env, NODE_OPTIONS: `${SERVICE_NODE_OPTIONS} ${process.env.PROFILE_RAW_NODE_OPTIONS ?? ''}`, NODE_ENV: 'production', DATABASE_URL: url, PORT: String(RAW_PORT), CURSOR_SECRET: BENCH_CURSOR_SECRET },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
 }
