@@ -15,7 +15,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import { connect, DatabaseUnreachable, ensureData, prepare, resetEmbarks, run } from './lib/load.mjs';
+import { connect, DatabaseUnreachable, ensureData, prepare, resetEmbarks, run, waitQuiet } from './lib/load.mjs';
 import { verify } from './lib/verify.mjs';
 import { assertPortFree, RAW_PORT, scenarios, SERVICE_NODE_OPTIONS, SERVICE_PORT, startRaw, startService, stopServer, waitReady } from './lib/servers.mjs';
 import { flag, option } from './lib/args.mjs';
@@ -170,6 +170,9 @@ async function measure(list, data, { label, peak, verifyOnly = false }) {
           // Alternate: service then raw for this scenario and connection count, each warmed up.
           for (const [port, who] of [[SERVICE_PORT, 'service'], [RAW_PORT, 'raw']]) {
             const pid = (who === 'service' ? service : raw).pid;
+            // Each server's run starts on a database no longer busy with the previous run's queued requests.
+            const waitedMs = await waitQuiet(db);
+            if (waitedMs > 1000) log(`bench: waited ${(waitedMs / 1000).toFixed(1)} s for the statements of the previous load to end before ${who} ${scenario.name} c=${connections}`);
             await resetPool(scenario); // embarks: both start from the same state
             // Each server's own peak over its warm-up and measurement: the service's target is absolute,
             // and the raw server's peak under the same load says how much of it the load itself needs.

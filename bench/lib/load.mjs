@@ -342,14 +342,15 @@ export async function prepare(data, log) {
 }
 
 /**
- * Undoes every embark on the embark quests (copies with their tasks, revenue entries, the places'
- * tasks_supplied), so each measured run starts from the same state.
+ * Waits until neither server has had a statement running for 300 ms (at most `limitMs`), and says how
+ * long that took. When a load stops, the requests still queued in a server go on: the hand-written
+ * server's geo ~10k listings at 50 connections took ~10 s each, so PostgreSQL went on computing them for
+ * seconds into the next server's measurement (the distance listing after them measured 0.66-0.70 of the
+ * hand-written server, 0.86 when run alone).
  */
-export async function resetEmbarks(db, quests) {
-  // Requests a server still had queued when the load stopped would commit embarks after the reset:
-  // wait until neither server has had a statement running for a while.
-  const deadline = Date.now() + 15_000;
-  for (let quiet = 0; quiet < 3 && Date.now() < deadline; ) {
+export async function waitQuiet(db, limitMs = 60_000) {
+  const started = Date.now();
+  for (let quiet = 0; quiet < 3 && Date.now() - started < limitMs; ) {
     const busy = (await db.query(
       `SELECT count(*)::int AS n FROM pg_stat_activity
         WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle' AND application_name IN ('twin-service', 'twin-bench-raw')`,
@@ -357,6 +358,16 @@ export async function resetEmbarks(db, quests) {
     quiet = busy === 0 ? quiet + 1 : 0;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  return Date.now() - started;
+}
+
+/**
+ * Undoes every embark on the embark quests (copies with their tasks, revenue entries, the places'
+ * tasks_supplied), so each measured run starts from the same state.
+ */
+export async function resetEmbarks(db, quests) {
+  // Requests a server still had queued when the load stopped would commit embarks after the reset.
+  await waitQuiet(db, 15_000);
   await db.query(`DELETE FROM revenue_entries WHERE quest_id = ANY ($1::uuid[])`, [quests]);
   await db.query(`DELETE FROM quests WHERE original_id = ANY ($1::uuid[])`, [quests]);
   await db.query(
