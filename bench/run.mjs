@@ -178,6 +178,10 @@ async function measure(list, data, { label, peak, verifyOnly = false }) {
             // and the raw server's peak under the same load says how much of it the load itself needs.
             const peakReset = resetPeak(pid);
             await cannon(port, scenario, connections, warmupSeconds);
+            // The warm-up's last requests, abandoned when it stopped, still hold the server's pool: the
+            // measurement's first requests queued behind them for up to 3 s (both servers, now and then),
+            // which made p99 at 50 connections a figure of the handover, not of the server.
+            await waitQuiet(db);
             result[who] = summary(await cannon(port, scenario, connections, Math.max(seconds, scenario.minSeconds ?? 0)), scenario);
             if (peakReset) result[who].peakRssMb = Math.round(memory(pid).hwm);
             if (who === 'service') peak.hwm = Math.max(peak.hwm, memory(pid).hwm);
