@@ -25,8 +25,8 @@ const ATTRIBUTES = '/data/attributes';
  * unbounded, 50 concurrent callers held hundreds of megabytes and queued past the pool's connection
  * timeout (503s), for no more throughput than the database's cores give (issue 6). Callers over the
  * budget wait here, holding neither a connection nor a result. Three 10,000-feature pages at once, not
- * two: with two, Node and PostgreSQL took turns more than they overlapped (geo ~10k, four runs on two
- * cores: 0.84-0.95 of the hand-written server with 20,000, 0.88-1.29 with 30,000, at the same peak RSS).
+ * two: with two, Node and PostgreSQL took turns more than they overlapped (geo ~10k, two runs of each on two
+ * cores: 0.84-0.95 of the hand-written server with 20,000, 0.88-1.29 with 30,000, at a like peak RSS).
  */
 const GEO_FEATURES_AT_ONCE = 30_000;
 
