@@ -11,7 +11,7 @@
 //                                                   [--connections 8] [--only detail,list,my,geo,distance,post,patch,timeline,feed,embark]
 //
 // Needs the bench database of that mode (`npm run bench [-- --quick]` loads it once).
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +45,23 @@ await Promise.all(Object.entries(servers).map(([who, { port, child }]) => waitRe
 const cpuMicros = (pid) => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
+};
+
+/**
+ * utime + stime of V8's helper threads of a process (concurrent marking and sweeping, parallel
+ * scavenges, background compilation), in µs: how much of its CPU is garbage collection off the main thread.
+ */
+const helperMicros = (pid) => {
+  let total = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      if (!stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).includes('V8Worker')) continue; // named node-V8Worker
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) * 10_000;
+    } catch {} // a thread that ended meanwhile
+  }
+  return total;
 };
 
 // The bench's own requests, by kind; of several of one kind, the first.
@@ -81,7 +98,10 @@ const backendMicros = async (who) => {
 };
 
 console.log(`CPU per request, ${requests} requests at ${CONNECTIONS} connections after ${Math.round(requests / 3)} warm-up, ${mode} data`);
-console.log('| scenario | service node µs | service PostgreSQL µs | raw node µs | raw PostgreSQL µs | service / raw (node) | service / raw (total) |\n|---|---:|---:|---:|---:|---:|---:|');
+console.log(
+  '| scenario | service node µs | of which V8 helpers | service PostgreSQL µs | raw node µs | of which V8 helpers | raw PostgreSQL µs | service / raw (node) | service / raw (total) |\n' +
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+);
 for (const name of only) {
   // A kind (its first scenario) or a scenario's exact name ('list page 1, br').
   const scenario = byKind[name] ?? scenarios(data).find((s) => s.name === name);
@@ -97,15 +117,18 @@ for (const name of only) {
     }
     await load(port, scenario, Math.round(requests / 3));
     const before = cpuMicros(child.pid);
+    const helpersBefore = helperMicros(child.pid);
     const databaseBefore = await backendMicros(who);
     const result = await load(port, scenario, requests);
     if (result.non2xx - (scenario.expectStatus === 304 ? result['3xx'] : 0) + result.errors > 0) throw new Error(`${name} on the ${who}: ${result.non2xx} non-2xx, ${result.errors} errors`);
     micros[who] = (cpuMicros(child.pid) - before) / requests;
+    micros[`${who}Helpers`] = (helperMicros(child.pid) - helpersBefore) / requests;
     micros[`${who}Database`] = ((await backendMicros(who)) - databaseBefore) / requests;
   }
   const total = (who) => micros[who] + micros[`${who}Database`];
   console.log(
-    `| ${name} | ${micros.service.toFixed(0)} | ${micros.serviceDatabase.toFixed(0)} | ${micros.raw.toFixed(0)} | ${micros.rawDatabase.toFixed(0)} | ` +
+    `| ${name} | ${micros.service.toFixed(0)} | ${micros.serviceHelpers.toFixed(0)} | ${micros.serviceDatabase.toFixed(0)} | ` +
+      `${micros.raw.toFixed(0)} | ${micros.rawHelpers.toFixed(0)} | ${micros.rawDatabase.toFixed(0)} | ` +
       `${(micros.service / micros.raw).toFixed(2)} | ${(total('service') / total('raw')).toFixed(2)} |`,
   );
 }
