@@ -4,8 +4,8 @@
 // machine's cores with PostgreSQL, so the total is what decides throughput.
 // A complement to `npm run bench`: throughput ratios on a shared 2-core machine move by ±0.1 from run
 // to run, CPU per request much less, so this is what to look at when changing per-request code.
-// (Garbage collection on V8's helper threads is included; time the kernel spends on the process's
-// behalf outside it, as under a sandboxing kernel, is not.)
+// (Garbage collection on V8's helper threads is included, and shown as its own column; time the kernel
+// spends on the process's behalf outside it, as under a sandboxing kernel, is not.)
 //
 //   npm run build && node bench/cpu-per-request.mjs [--mode quick|full] [--requests 6000]
 //                                                   [--connections 8] [--only detail,list,my,geo,distance,post,patch,timeline,feed,embark]
@@ -41,24 +41,27 @@ const stop = () => Object.values(servers).forEach((s) => s.child.kill('SIGKILL')
 process.on('exit', stop);
 await Promise.all(Object.entries(servers).map(([who, { port, child }]) => waitReady(port, child, who)));
 
-/** utime + stime of a process, in µs (the kernel counts in clock ticks of 10 ms). */
-const cpuMicros = (pid) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+/** The command name and utime + stime in µs (the kernel counts in clock ticks of 10 ms) of a /proc stat file. */
+const readStat = (path) => {
+  const stat = readFileSync(path, 'utf8');
+  // The name is in parentheses and may itself hold ') ', so the fields start after the last one.
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), micros: (Number(fields[11]) + Number(fields[12])) * 10_000 };
 };
 
+/** utime + stime of a process, all its threads, in µs. */
+const cpuMicros = (pid) => readStat(`/proc/${pid}/stat`).micros;
+
 /**
- * utime + stime of V8's helper threads of a process (concurrent marking and sweeping, parallel
- * scavenges, background compilation), in µs: how much of its CPU is garbage collection off the main thread.
+ * utime + stime of V8's helper threads of a process (named node-V8Worker: concurrent marking and
+ * sweeping, parallel scavenges, background compilation), in µs: its garbage collection off the main thread.
  */
 const helperMicros = (pid) => {
   let total = 0;
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      if (!stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).includes('V8Worker')) continue; // named node-V8Worker
-      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) * 10_000;
+      const thread = readStat(`/proc/${pid}/task/${tid}/stat`);
+      if (thread.name.includes('V8Worker')) total += thread.micros;
     } catch {} // a thread that ended meanwhile
   }
   return total;
