@@ -120,97 +120,131 @@ function table(rows) {
   return lines.join('\n');
 }
 
-async function measure(list, data, { label, peak, verifyOnly = false }) {
-  await assertPortFree(SERVICE_PORT);
-  await assertPortFree(RAW_PORT);
-  const service = startService(data.url);
-  const raw = startRaw(data.url);
+/**
+ * One dataset's two servers, started and checked: the service and the raw server on their own ports,
+ * with the dataset's scenarios, a database connection, and the service's peak RSS kept in `peak`.
+ */
+async function openSide(list, data, { ports, label, peak }) {
+  await assertPortFree(ports.service);
+  await assertPortFree(ports.raw);
+  const service = startService(data.url, ports.service);
+  const raw = startRaw(data.url, ports.raw);
   // On exit there is no time to wait: SIGKILL.
-  const stop = () => {
+  const kill = () => {
     service.kill('SIGKILL');
     raw.kill('SIGKILL');
   };
-  process.once('exit', stop);
+  process.once('exit', kill);
+  const close = async () => {
+    await Promise.all([stopServer(service), stopServer(raw)]);
+    process.removeListener('exit', kill);
+  };
   try {
-    await Promise.all([waitReady(SERVICE_PORT, service, 'the service'), waitReady(RAW_PORT, raw, 'the raw server')]);
+    const where = label ? ` (${label})` : '';
+    await Promise.all([waitReady(ports.service, service, `the service${where}`), waitReady(ports.raw, raw, `the raw server${where}`)]);
     // What each process holds before any load: the part of a peak that the load did not add.
     peak.idle = { service: Math.round(memory(service.pid).rss), raw: Math.round(memory(raw.pid).rss) };
     // Same documents first: a raw server that answers something else is no yardstick.
-    const differing = await verify(list, data, log);
-    if (differing > 0) throw new VerifyFailed(`${differing} scenario(s) answer different documents on the service and the raw server`);
-    if (verifyOnly) return [];
-    const db = await connect(data.url);
-    const resetPool = async (scenario) => {
-      if (!scenario.pairs) return;
-      await resetEmbarks(db, data.embarkQuests);
-      scenario.pairs.restart();
-    };
-    const sample = () => {
+    const differing = await verify(list, data, log, ports);
+    if (differing > 0) throw new VerifyFailed(`${differing} scenario(s) answer different documents on the service and the raw server${where}`);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { list, data, ports, label, peak, service, raw, close };
+}
+
+/**
+ * Measures every scenario of each side (sides' lists matched by position), at each connection count:
+ * the service then the raw server for a scenario on one side, then the same on the next side, before
+ * the next scenario. A full run's sides are the 1,000,000 and 100,000-twin datasets: the scaling
+ * comparison then sets a scenario's two sizes a minute apart, not the two halves of a 45-minute run
+ * apart, during which a shared machine's speed drifts by more than the 10 % the comparison allows.
+ * Resolves with each side's rows.
+ */
+async function measure(sides) {
+  const dbs = await Promise.all(sides.map((side) => connect(side.data.url)));
+  const sample = () => {
+    for (const { service, peak } of sides) {
       const m = memory(service.pid);
       peak.rss = Math.max(peak.rss, m.rss);
       peak.hwm = Math.max(peak.hwm, m.hwm);
-    };
-    sample(); // the peak of start-up and verify, before the first row starts the peaks over
-    const sampler = setInterval(sample, 100);
-    const rows = [];
-    try {
-      for (const scenario of list) {
-        for (const connections of connectionsList) {
-          // Check the answer first: a scenario that fails is reported, not measured as fast errors.
-          for (const [port, who] of [[SERVICE_PORT, 'service'], [RAW_PORT, 'raw']]) {
-            const { path, headers } = scenario.pairs ? scenario.pairs.next() : scenario;
-            const child = who === 'service' ? service : raw;
-            const response = await fetch(`http://127.0.0.1:${port}${path}`, { method: scenario.method ?? 'GET', headers, body: scenario.body }).catch((error) => {
-              throw new Error(`the ${who} does not answer before ${scenario.name} (${child.exitCode === null ? error.cause?.code ?? error.message : `it exited with ${child.exitCode ?? child.signalCode}`})`);
-            });
-            if (!response.ok && response.status !== scenario.expectStatus) log(`warning: ${scenario.name} answered ${response.status} on the ${who}: ${(await response.text()).slice(0, 300)}`);
-            else await response.arrayBuffer();
-          }
-          const result = {};
-          // Alternate: service then raw for this scenario and connection count, each warmed up.
-          for (const [port, who] of [[SERVICE_PORT, 'service'], [RAW_PORT, 'raw']]) {
-            const pid = (who === 'service' ? service : raw).pid;
-            // Each server's run starts on a database no longer busy with the previous run's queued requests.
-            const waitedMs = await waitQuiet(db);
-            if (waitedMs > 1000) log(`bench: waited ${(waitedMs / 1000).toFixed(1)} s for the statements of the previous load to end before ${who} ${scenario.name} c=${connections}`);
-            await resetPool(scenario); // embarks: both start from the same state
-            // Each server's own peak over its warm-up and measurement: the service's target is absolute,
-            // and the raw server's peak under the same load says how much of it the load itself needs.
-            const peakReset = resetPeak(pid);
-            await cannon(port, scenario, connections, warmupSeconds);
-            // The warm-up's last requests, abandoned when it stopped, still hold the server's pool: the
-            // measurement's first requests queued behind them for up to 3 s (both servers, now and then),
-            // which made p99 at 50 connections a figure of the handover, not of the server.
-            await waitQuiet(db);
-            result[who] = summary(await cannon(port, scenario, connections, Math.max(seconds, scenario.minSeconds ?? 0)), scenario);
-            if (peakReset) result[who].peakRssMb = Math.round(memory(pid).hwm);
-            if (who === 'service') peak.hwm = Math.max(peak.hwm, memory(pid).hwm);
-            else peak.rawHwm = Math.max(peak.rawHwm ?? 0, memory(pid).hwm);
-          }
-          // No request of the raw server finished in the window (a slow machine, a long scenario): no ratio, not a 0.
-          const ratio = result.raw.rps > 0 ? Math.round((result.service.rps / result.raw.rps) * 100) / 100 : null;
-          const row = { name: scenario.name, connections, service: result.service, raw: result.raw, ratio, target: TARGETS[scenario.kind] };
-          if (label) row.name = `${row.name} [${label}]`;
-          rows.push(row);
-          log(
-            `${pad(row.name, 34)} c=${pad(connections, 2)}  service ${pad(result.service.rps, 7)} rps p50 ${pad(result.service.p50, 4)} p99 ${pad(result.service.p99, 4)} err ${result.service.errors}` +
-              ` | raw ${pad(result.raw.rps, 7)} rps p50 ${pad(result.raw.p50, 4)} p99 ${pad(result.raw.p99, 4)} err ${result.raw.errors} | ratio ${ratioText(ratio)} (target ${row.target})` +
-              `  peak rss ${result.service.peakRssMb ?? '?'} / ${result.raw.peakRssMb ?? '?'} MB`,
-          );
+    }
+  };
+  sample(); // the peak of start-up and verify, before the first row starts the peaks over
+  const sampler = setInterval(sample, 100);
+  // Each server's run starts on databases no longer busy with the previous run's queued requests, the
+  // other side's included.
+  const quiet = async (who, scenario, connections) => {
+    for (const db of dbs) {
+      const waitedMs = await waitQuiet(db);
+      if (waitedMs > 1000) log(`bench: waited ${(waitedMs / 1000).toFixed(1)} s for the statements of the previous load to end before ${who} ${scenario.name} c=${connections}`);
+    }
+  };
+  const rows = sides.map(() => []);
+  try {
+    for (let index = 0; index < sides[0].list.length; index++) {
+      for (const connections of connectionsList) {
+        for (const [s, side] of sides.entries()) {
+          rows[s].push(await measureRow(side, side.list[index], connections, dbs[s], quiet));
         }
       }
-    } finally {
-      clearInterval(sampler);
-      await db.end();
     }
-    const m = memory(service.pid);
-    peak.rss = Math.max(peak.rss, m.rss);
-    peak.hwm = Math.max(peak.hwm, m.hwm);
-    return rows;
   } finally {
-    await Promise.all([stopServer(service), stopServer(raw)]);
-    process.removeListener('exit', stop);
+    clearInterval(sampler);
+    await Promise.all(dbs.map((db) => db.end()));
   }
+  sample();
+  return rows;
+}
+
+/** One scenario at one connection count on one side: the service then the raw server, each warmed up. */
+async function measureRow(side, scenario, connections, db, quiet) {
+  const { ports, label, peak } = side;
+  const servers = [
+    ['service', ports.service, side.service],
+    ['raw', ports.raw, side.raw],
+  ];
+  // Check the answer first: a scenario that fails is reported, not measured as fast errors.
+  for (const [who, port, child] of servers) {
+    const { path, headers } = scenario.pairs ? scenario.pairs.next() : scenario;
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, { method: scenario.method ?? 'GET', headers, body: scenario.body }).catch((error) => {
+      throw new Error(`the ${who} does not answer before ${scenario.name} (${child.exitCode === null ? error.cause?.code ?? error.message : `it exited with ${child.exitCode ?? child.signalCode}`})`);
+    });
+    if (!response.ok && response.status !== scenario.expectStatus) log(`warning: ${scenario.name} answered ${response.status} on the ${who}: ${(await response.text()).slice(0, 300)}`);
+    else await response.arrayBuffer();
+  }
+  const result = {};
+  for (const [who, port, child] of servers) {
+    await quiet(who, scenario, connections);
+    if (scenario.pairs) {
+      // Embarks: both servers start from the same state.
+      await resetEmbarks(db, side.data.embarkQuests);
+      scenario.pairs.restart();
+    }
+    // Each server's own peak over its warm-up and measurement: the service's target is absolute,
+    // and the raw server's peak under the same load says how much of it the load itself needs.
+    const peakReset = resetPeak(child.pid);
+    await cannon(port, scenario, connections, warmupSeconds);
+    // The warm-up's last requests, abandoned when it stopped, still hold the server's pool: the
+    // measurement's first requests queued behind them for up to 3 s (both servers, now and then),
+    // which made p99 at 50 connections a figure of the handover, not of the server.
+    await waitQuiet(db);
+    result[who] = summary(await cannon(port, scenario, connections, Math.max(seconds, scenario.minSeconds ?? 0)), scenario);
+    if (peakReset) result[who].peakRssMb = Math.round(memory(child.pid).hwm);
+    if (who === 'service') peak.hwm = Math.max(peak.hwm, memory(child.pid).hwm);
+    else peak.rawHwm = Math.max(peak.rawHwm ?? 0, memory(child.pid).hwm);
+  }
+  // No request of the raw server finished in the window (a slow machine, a long scenario): no ratio, not a 0.
+  const ratio = result.raw.rps > 0 ? Math.round((result.service.rps / result.raw.rps) * 100) / 100 : null;
+  const row = { name: scenario.name, connections, service: result.service, raw: result.raw, ratio, target: TARGETS[scenario.kind] };
+  if (label) row.name = `${row.name} [${label}]`;
+  log(
+    `${pad(row.name, 34)} c=${pad(connections, 2)}  service ${pad(result.service.rps, 7)} rps p50 ${pad(result.service.p50, 4)} p99 ${pad(result.service.p99, 4)} err ${result.service.errors}` +
+      ` | raw ${pad(result.raw.rps, 7)} rps p50 ${pad(result.raw.p50, 4)} p99 ${pad(result.raw.p99, 4)} err ${result.raw.errors} | ratio ${ratioText(ratio)} (target ${row.target})` +
+      `  peak rss ${result.service.peakRssMb ?? '?'} / ${result.raw.peakRssMb ?? '?'} MB`,
+  );
+  return row;
 }
 
 async function main() {
@@ -246,28 +280,33 @@ async function main() {
   await db.end();
 
   const peak = { rss: 0, hwm: 0 };
-  const list = scenarios(data).filter((s) => !only || only.split(',').some((part) => s.name.includes(part)));
-  if (flag('verify')) {
-    await measure(list, data, { peak, verifyOnly: true });
-    log(`bench: verify passed: ${list.length} scenarios answer the same documents on the service and the raw server (${mode} data)`);
-    return;
+  const select = (all) => all.filter((s) => !only || only.split(',').some((part) => s.name.includes(part)));
+  const list = select(scenarios(data));
+  // Scaling: in a full run, the same scenarios on the 100,000-twin database too, measured beside the
+  // million-twin ones (see measure); the service's rps on 1M may be at most MAX_SCALING_DROP from its
+  // rps on 100k (scenarios matched by position: the geo and distance names carry dataset-specific counts).
+  const withScaling = mode === 'full' && (!only || flag('scaling')) && !flag('verify');
+  const small = withScaling ? await prepare(await ensureData({ base, name: dataset('quick'), mode: 'quick', root, log }), log) : undefined;
+  const sides = [await openSide(list, data, { ports: { service: SERVICE_PORT, raw: RAW_PORT }, peak })];
+  let rows, smallRows;
+  try {
+    if (flag('verify')) {
+      log(`bench: verify passed: ${list.length} scenarios answer the same documents on the service and the raw server (${mode} data)`);
+      return;
+    }
+    if (small) {
+      const ports = { service: SERVICE_PORT + 2, raw: RAW_PORT + 2 };
+      sides.push(await openSide(select(scenarios(small)), small, { ports, label: '100k', peak: { rss: 0, hwm: 0 } }));
+    }
+    [rows, smallRows] = await measure(sides);
+  } finally {
+    for (const side of sides) await side.close();
   }
-  const rows = await measure(list, data, { peak });
-
-  // Scaling: in a full run, the same scenarios on the 100,000-twin database too; the service's rps on
-  // 1M may be at most MAX_SCALING_DROP below its rps on 100k (scenarios matched by position: the geo
-  // and distance names carry dataset-specific counts).
-  let scaling;
-  if (mode === 'full' && (!only || flag('scaling'))) {
-    const small = await prepare(await ensureData({ base, name: dataset('quick'), mode: 'quick', root, log }), log);
-    const smallList = scenarios(small).filter((s) => !only || only.split(',').some((part) => s.name.includes(part)));
-    const smallRows = await measure(smallList, small, { label: '100k', peak: { rss: 0, hwm: 0 } });
-    scaling = smallRows.map((r, i) => {
-      const big = rows[i];
-      const change = Math.round((big.service.rps / r.service.rps - 1) * 1000) / 1000;
-      return { name: big.name, connections: r.connections, p50At100k: r.service.p50, p50At1M: big.service.p50, rpsAt100k: r.service.rps, rpsAt1M: big.service.rps, rpsRatio: Math.round((big.service.rps / r.service.rps) * 100) / 100, change, ok: Math.abs(change) <= MAX_SCALING_DROP };
-    });
-  }
+  const scaling = smallRows?.map((r, i) => {
+    const big = rows[i];
+    const change = Math.round((big.service.rps / r.service.rps - 1) * 1000) / 1000;
+    return { name: big.name, connections: r.connections, p50At100k: r.service.p50, p50At1M: big.service.p50, rpsAt100k: r.service.rps, rpsAt1M: big.service.rps, rpsRatio: Math.round((big.service.rps / r.service.rps) * 100) / 100, change, ok: Math.abs(change) <= MAX_SCALING_DROP };
+  });
   const page = (name, c) => rows.find((r) => r.name === name && r.connections === c);
   const deepPages = connectionsList
     .filter((c) => page('list page 1', c) && page('list page 100', c))

@@ -59,7 +59,7 @@ export async function waitReady(port, child, name) {
   throw new Error(`${name} did not answer /health within 60 s`);
 }
 
-export function startService(url) {
+export function startService(url, port = SERVICE_PORT) {
   const child = spawn(process.execPath, [join(root, 'dist/src/main.js')], {
     cwd: root,
     env: {
@@ -69,7 +69,9 @@ export function startService(url) {
       NODE_OPTIONS: `${SERVICE_NODE_OPTIONS} ${process.env.PROFILE_NODE_OPTIONS ?? ''}`,
       NODE_ENV: 'production',
       DATABASE_URL: url,
-      PORT: String(SERVICE_PORT),
+      PORT: String(port),
+      // Its own metrics listener, so that two services (the scaling comparison's two datasets) can run side by side.
+      METRICS_PORT: String(port + 10_000),
       HOST: '127.0.0.1',
       RATE_LIMIT_MAX: '0',
       LOG_LEVEL: 'warn',
@@ -81,11 +83,11 @@ export function startService(url) {
   return child;
 }
 
-export function startRaw(url) {
+export function startRaw(url, port = RAW_PORT) {
   return fork(join(root, 'bench/raw-server.mjs'), [], {
     cwd: root,
     // The same V8 heap bounds as the service: the ratio is about the framework layers, not heap sizing.
-    env: { ...process.env, NODE_OPTIONS: `${SERVICE_NODE_OPTIONS} ${process.env.PROFILE_RAW_NODE_OPTIONS ?? ''}`, NODE_ENV: 'production', DATABASE_URL: url, PORT: String(RAW_PORT), CURSOR_SECRET: BENCH_CURSOR_SECRET },
+    env: { ...process.env, NODE_OPTIONS: `${SERVICE_NODE_OPTIONS} ${process.env.PROFILE_RAW_NODE_OPTIONS ?? ''}`, NODE_ENV: 'production', DATABASE_URL: url, PORT: String(port), CURSOR_SECRET: BENCH_CURSOR_SECRET },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
 }

@@ -93,7 +93,7 @@ function compareAnswers(scenario, service, raw) {
 }
 
 /** Checks every scenario; resolves with the number of scenarios whose answers differ (each printed). */
-export async function verify(list, data, log) {
+export async function verify(list, data, log, ports = { service: SERVICE_PORT, raw: RAW_PORT }) {
   const db = await connect(data.url);
   let failed = 0;
   try {
@@ -104,9 +104,9 @@ export async function verify(list, data, log) {
         scenario.pairs.restart();
         request = { ...request, ...scenario.pairs.next() };
       }
-      const service = await send(SERVICE_PORT, request);
+      const service = await send(ports.service, request);
       if (scenario.pairs) await resetEmbarks(db, data.embarkQuests);
-      const raw = await send(RAW_PORT, request);
+      const raw = await send(ports.raw, request);
       const problems = compareAnswers(scenario, service, raw);
       if (problems.length === 0) {
         log(`verify: ${scenario.name}: same document (${service.status}, ${service.text.length} bytes)`);
