@@ -7,13 +7,20 @@ type Callback = (error: Error | null, result?: unknown) => void;
 
 /** A pooled pg client whose answers the test controls: each query waits until `answer()` or forever. */
 class FakeClient extends EventEmitter {
-  readonly calls: Array<{ text: unknown; values: unknown; callback: unknown }> = [];
+  readonly calls: Array<{ text: unknown; values: unknown; callback: unknown; name?: string }> = [];
   readonly stream = { destroyed: false, destroy: () => (this.stream.destroyed = true) };
   readonly connection = { stream: this.stream };
   released: Array<Error | undefined> = [];
   private pending: Callback[] = [];
 
   query(text: unknown, values?: unknown, callback?: unknown): unknown {
+    // As pg does: a submittable (its Query, a cursor) carries its own text, values, name and callback.
+    if (typeof (text as { submit?: unknown }).submit === 'function') {
+      const query = text as { text?: string; values?: unknown; name?: string; callback?: Callback };
+      this.calls.push({ text: query.text ?? text, values: query.values, callback: query.callback, name: query.name });
+      if (query.callback) this.pending.push(query.callback);
+      return undefined;
+    }
     this.calls.push({ text, values, callback });
     const done = (typeof values === 'function' ? values : callback) as Callback | undefined;
     if (done) this.pending.push(done);
@@ -144,11 +151,10 @@ describe('installPooledQueries', () => {
     pool.emit('acquire', client);
     void (client.query as (text: string, values?: unknown[]) => unknown)('SELECT $1::int AS n', [2]);
     void (client.query as (text: string) => unknown)('BEGIN');
-    expect(client.calls[0].text).toEqual({ name: statementName('SELECT $1::int AS n'), text: 'SELECT $1::int AS n' });
-    expect(client.calls[0].values).toEqual([1]);
-    expect(client.calls[1].text).toEqual(client.calls[0].text);
+    expect(client.calls[0]).toMatchObject({ name: statementName('SELECT $1::int AS n'), text: 'SELECT $1::int AS n', values: [1] });
+    expect(client.calls[1]).toMatchObject({ name: client.calls[0].name, text: 'SELECT $1::int AS n', values: [2] });
     // Without parameters (transaction control, SET) a statement stays unnamed.
-    expect(client.calls[2].text).toBe('BEGIN');
+    expect(client.calls[2]).toMatchObject({ text: 'BEGIN', name: undefined });
   });
 });
 
