@@ -12,6 +12,13 @@ export interface ObservedRequest {
   durationMs: number;
 }
 
+/**
+ * Marks a request whose access line onResponse wrote, so its response's close does not write another:
+ * a property, where a WeakSet of the requests cost a weak-table entry per request for the collector.
+ */
+const REPORTED = Symbol('access line written');
+type ReportedRequest = FastifyRequest & { [REPORTED]?: true };
+
 /** The route template a request matched; `unmatched` for 404s of unknown paths (and wire-level failures). */
 export const routeOf = (request: FastifyRequest): string => request.routeOptions?.url ?? 'unmatched';
 
@@ -30,17 +37,17 @@ export function observeRequests(fastify: FastifyInstance, observers: ((observed:
     const url = level === 'debug' || level === 'trace' ? { url: redactTokens(request.url) } : undefined;
     request.log.info({ method: observed.method, route: observed.route, status, durationMs: Math.round(durationMs * 10) / 10, ...url }, 'request');
   };
-  const reported = new WeakSet<FastifyRequest>();
   fastify.addHook('onResponse', (request, reply, done) => {
-    reported.add(request);
+    (request as ReportedRequest)[REPORTED] = true;
     report(request, reply.statusCode, reply.elapsedTime);
     done();
   });
   fastify.addHook('onRequest', (request, reply, done) => {
     // A hijacked reply counts as sent but gets no onResponse; a request whose client went away before
     // any answer is not sent, and is no access line.
-    reply.raw.once('close', () => {
-      if (!reported.has(request) && reply.sent) report(request, reply.raw.statusCode, reply.elapsedTime);
+    // (`on`, not `once`: a response closes once, and `once` wraps every listener.)
+    reply.raw.on('close', () => {
+      if ((request as ReportedRequest)[REPORTED] !== true && reply.sent) report(request, reply.raw.statusCode, reply.elapsedTime);
     });
     done();
   });

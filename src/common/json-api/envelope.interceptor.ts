@@ -1,6 +1,6 @@
 import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Observable, switchMap } from 'rxjs';
+import { map, Observable } from 'rxjs';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { bodyEtag, ifNoneMatchHits } from '../http/conditional.js';
 import { absoluteRequestUrl } from '../http/request-url.js';
@@ -32,16 +32,20 @@ export class EnvelopeInterceptor implements NestInterceptor {
     const http = context.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
     const reply = http.getResponse<FastifyReply>();
-    return next.handle().pipe(switchMap((result) => this.answer(request, reply, result)));
+    // What is emitted may be a promise (a Conditional's answer): Nest awaits the handler's last value
+    // before replying, which settles it. (A switchMap to it cost an inner subscription per request.)
+    return next.handle().pipe(map((result) => (result instanceof Conditional ? this.answerConditional(request, reply, result) : this.answer(request, reply, result))));
   }
 
-  private async answer(request: FastifyRequest, reply: FastifyReply, result: unknown): Promise<unknown> {
-    const ifNoneMatch = request.method === 'GET' ? request.headers['if-none-match'] : undefined;
-    if (result instanceof Conditional) {
-      const current = ifNoneMatch === undefined ? undefined : await result.etag();
-      if (current !== undefined && ifNoneMatchHits(ifNoneMatch, current)) return notModified(reply, current);
-      result = await result.build();
-    }
+  /** A Conditional: its version first, and its body only when the client's copy is not current. */
+  private async answerConditional(request: FastifyRequest, reply: FastifyReply, result: Conditional<unknown>): Promise<unknown> {
+    const ifNoneMatch = ifNoneMatchOf(request);
+    const current = ifNoneMatch === undefined ? undefined : await result.etag();
+    if (current !== undefined && ifNoneMatchHits(ifNoneMatch, current)) return notModified(reply, current);
+    return this.answer(request, reply, await result.build());
+  }
+
+  private answer(request: FastifyRequest, reply: FastifyReply, result: unknown): unknown {
     if (result === undefined || reply.statusCode === 204) return undefined;
     if (!reply.hasHeader('content-type')) reply.header('content-type', JSON_API_MEDIA_TYPE);
     const envelope = buildEnvelope(result, () => absoluteRequestUrl(request, this.config.publicUrl));
@@ -55,11 +59,14 @@ export class EnvelopeInterceptor implements NestInterceptor {
     const text = typeof envelope === 'string' || Buffer.isBuffer(envelope) ? envelope : JSON.stringify(envelope);
     const body = typeof text === 'string' && text.length > BYTES_FROM ? bytesOf(reply, text) : text;
     const etag = tag ?? bodyEtag(body);
-    if (ifNoneMatchHits(ifNoneMatch, etag)) return notModified(reply, etag);
+    if (ifNoneMatchHits(ifNoneMatchOf(request), etag)) return notModified(reply, etag);
     reply.header('etag', etag);
     return body;
   }
 }
+
+/** If-None-Match, which only GETs are answered by. */
+const ifNoneMatchOf = (request: FastifyRequest): string | undefined => (request.method === 'GET' ? request.headers['if-none-match'] : undefined);
 
 /** The text as UTF-8 bytes, its content type naming the charset as Fastify does for text (it cannot tell for bytes). */
 function bytesOf(reply: FastifyReply, text: string): Buffer {
