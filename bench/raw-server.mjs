@@ -8,9 +8,9 @@
 //   X-Organization, X-Twin in that organization) is a CTE of the very statement that answers, and so
 //   is the page count (from the trigger-kept twin_counts where that is exact);
 // - named prepared statements (pg's {name, text, values}) for every statement: parsed and planned once
-//   per connection (page sizes, offsets and the timeline's twin as scalar subqueries in the timeline and
-//   keyset pages, as in the service, so PostgreSQL keeps their generic plan instead of planning every
-//   execution again);
+//   per connection (page sizes, offsets and the timeline's twin as scalar subqueries in the timeline,
+//   keyset and unfiltered twin list pages, as in the service, so PostgreSQL keeps their generic plan
+//   instead of planning every execution again);
 // - JSON built by PostgreSQL (json_build_object / json_agg … ::text) and sent as a string, never parsed
 //   in Node; Node only splices the small links/meta around it;
 // - writes (POST/PATCH events, embark) are single statements with data-modifying CTEs, including the
@@ -154,11 +154,11 @@ SELECT a.org, a.twin, CASE WHEN a.org IS NOT NULL THEN ${VISIBLE_COUNT} END AS c
        CASE WHEN a.org IS NOT NULL THEN
          (SELECT json_agg(${TWIN_LIST_JSON} ORDER BY p.created, p.id)::text
             FROM (SELECT u.id, u.created FROM (
-                    (SELECT s.id, s.created FROM twins s WHERE ${SHARED('s')} ORDER BY s.created, s.id LIMIT $4::int + $5::bigint)
+                    (SELECT s.id, s.created FROM twins s WHERE ${SHARED('s')} ORDER BY s.created, s.id LIMIT (SELECT $4::int + $5::bigint))
                     UNION ALL
                     (SELECT s.id, s.created FROM twins s WHERE s.organization_id = $2::uuid AND NOT ${SHARED('s')}
-                      ORDER BY s.created, s.id LIMIT $4::int + $5::bigint)) u
-                  ORDER BY u.created, u.id LIMIT $4::int OFFSET $5::bigint) p
+                      ORDER BY s.created, s.id LIMIT (SELECT $4::int + $5::bigint))) u
+                  ORDER BY u.created, u.id LIMIT (SELECT $4::int) OFFSET (SELECT $5::bigint)) p
             JOIN twins t ON t.id = p.id) END AS body
   FROM a`;
 
@@ -174,7 +174,7 @@ SELECT a.org, a.twin,
          (SELECT json_agg(${TWIN_LIST_JSON} ORDER BY p.created, p.id)::text
             FROM (SELECT s.id, s.created FROM twins s
                    WHERE s.organization_id = $4::uuid AND ($4::uuid = $2::uuid OR ${SHARED('s')})
-                   ORDER BY s.created, s.id LIMIT $5::int OFFSET $6::bigint) p
+                   ORDER BY s.created, s.id LIMIT (SELECT $5::int) OFFSET (SELECT $6::bigint)) p
             JOIN twins t ON t.id = p.id) END AS body
   FROM a`;
 
@@ -185,7 +185,7 @@ SELECT a.org, a.twin,
        CASE WHEN a.org IS NOT NULL THEN
          (SELECT json_agg(${TWIN_OWN_JSON} ORDER BY p.created, p.id)::text
             FROM (SELECT s.id, s.created FROM twins s WHERE s.organization_id = $2::uuid
-                   ORDER BY s.created, s.id LIMIT $4::int OFFSET $5::bigint) p
+                   ORDER BY s.created, s.id LIMIT (SELECT $4::int) OFFSET (SELECT $5::bigint)) p
             JOIN twins t ON t.id = p.id) END AS body
   FROM a`;
 
@@ -348,10 +348,10 @@ function sparseTwinJson(fields) {
 const sparseTwinsPage = (json, includeOrganization) => `WITH ${AUTH},
 page AS MATERIALIZED (
   SELECT t.* FROM (SELECT u.id, u.created FROM (
-      (SELECT s.id, s.created FROM twins s WHERE ${SHARED('s')} ORDER BY s.created, s.id LIMIT $4::int + $5::bigint)
+      (SELECT s.id, s.created FROM twins s WHERE ${SHARED('s')} ORDER BY s.created, s.id LIMIT (SELECT $4::int + $5::bigint))
       UNION ALL
-      (SELECT s.id, s.created FROM twins s WHERE s.organization_id = $2::uuid AND NOT ${SHARED('s')} ORDER BY s.created, s.id LIMIT $4::int + $5::bigint)) u
-    ORDER BY u.created, u.id LIMIT $4::int OFFSET $5::bigint) p JOIN twins t ON t.id = p.id)
+      (SELECT s.id, s.created FROM twins s WHERE s.organization_id = $2::uuid AND NOT ${SHARED('s')} ORDER BY s.created, s.id LIMIT (SELECT $4::int + $5::bigint))) u
+    ORDER BY u.created, u.id LIMIT (SELECT $4::int) OFFSET (SELECT $5::bigint)) p JOIN twins t ON t.id = p.id)
 SELECT a.org, a.twin, CASE WHEN a.org IS NOT NULL THEN ${VISIBLE_COUNT} END AS count,
        CASE WHEN a.org IS NOT NULL THEN (SELECT json_agg(${json} ORDER BY t.created, t.id)::text FROM page t) END AS body,
        ${includeOrganization ? `(SELECT coalesce(json_agg(json_build_object('type', 'organizations', 'id', o.id, 'attributes', json_build_object('name', o.name, 'created', ${ts('o.created')}, 'modified', ${ts('o.modified')})) ORDER BY o.id), '[]')::text
