@@ -8,9 +8,9 @@
 //   X-Organization, X-Twin in that organization) is a CTE of the very statement that answers, and so
 //   is the page count (from the trigger-kept twin_counts where that is exact);
 // - named prepared statements (pg's {name, text, values}) for every statement: parsed and planned once
-//   per connection (page sizes, offsets and the timeline's twin as scalar subqueries in the timeline,
-//   keyset and unfiltered twin list pages, as in the service, so PostgreSQL keeps their generic plan
-//   instead of planning every execution again);
+//   per connection (page sizes, offsets, keyset positions and the timeline's twin as scalar subqueries
+//   in the timeline, keyset and unfiltered twin list pages, as in the service, so PostgreSQL keeps their
+//   generic plan instead of planning every execution again);
 // - JSON built by PostgreSQL (json_build_object / json_agg … ::text) and sent as a string, never parsed
 //   in Node; Node only splices the small links/meta around it;
 // - writes (POST/PATCH events, embark) are single statements with data-modifying CTEs, including the
@@ -300,10 +300,10 @@ const timelinePage = (after) => `WITH ${AUTH},
 page AS MATERIALIZED (
   SELECT e.*, row_number() OVER (ORDER BY e."timestamp" DESC, e.id DESC) AS n FROM (
     SELECT e.* FROM events e, a WHERE a.twin IS NOT NULL AND e.twin_id = (SELECT $3::uuid) AND e.organization_id = (SELECT $2::uuid)
-      ${after ? `AND (e."timestamp", e.id) < ($5::timestamptz, $6::uuid)` : ''}
+      ${after ? `AND (e."timestamp", e.id) < ((SELECT $5::timestamptz), (SELECT $6::uuid))` : ''}
      ORDER BY e."timestamp" DESC, e.id DESC LIMIT (SELECT $4::int + 1)) e)
 ${keysetSelect(EVENT_JSON, 'e', '$4::int', `json_build_array(e."timestamp"::text, e.id::text)`)},
-       ${after ? `EXISTS (SELECT 1 FROM events e WHERE e.twin_id = $3::uuid AND e.organization_id = $2::uuid AND (e."timestamp", e.id) >= ($5::timestamptz, $6::uuid))` : 'false'} AS beyond
+       ${after ? `EXISTS (SELECT 1 FROM events e WHERE e.twin_id = $3::uuid AND e.organization_id = $2::uuid AND (e."timestamp", e.id) >= ((SELECT $5::timestamptz), (SELECT $6::uuid)))` : 'false'} AS beyond
   FROM a`;
 const SQL_TIMELINE_FIRST = timelinePage(false);
 const SQL_TIMELINE_AFTER = timelinePage(true);
@@ -315,8 +315,8 @@ const SQL_TIMELINE_AFTER = timelinePage(true);
 const twinsKeyset = (after, json = TWIN_LIST_JSON, newest = false) => {
   const d = newest ? ' DESC' : '';
   const order = (a) => `${a}.created${d}, ${a}.id${d}`;
-  const past = after ? `AND (s.created, s.id) ${newest ? '<' : '>'} ($5::timestamptz, $6::uuid)` : '';
-  const before = `(s.created, s.id) ${newest ? '>=' : '<='} ($5::timestamptz, $6::uuid)`;
+  const past = after ? `AND (s.created, s.id) ${newest ? '<' : '>'} ((SELECT $5::timestamptz), (SELECT $6::uuid))` : '';
+  const before = `(s.created, s.id) ${newest ? '>=' : '<='} ((SELECT $5::timestamptz), (SELECT $6::uuid))`;
   return `WITH ${AUTH},
 page AS MATERIALIZED (
   SELECT t.*, row_number() OVER (ORDER BY ${order('t')}) AS n FROM (
