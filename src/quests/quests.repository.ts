@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
-import { SqlParams } from '../database/sql-params.js';
+import { SqlParams, unplannedValue } from '../database/sql-params.js';
 import type { Tenant, TwinTenant } from '../common/auth/tenant.js';
 import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
 import type { CursorRequest } from '../common/json-api/cursor.js';
@@ -206,12 +206,14 @@ export class QuestsRepository {
   async page(list: QuestList, tenant: TwinTenant, filters: MyQuestFilters, page: PageRequest, document: QuestDocument): Promise<CountedJson> {
     const { where, params } = this.listWhere(list, tenant, filters);
     const imagesBase = IMAGES_BASE;
+    // The page's size and offset are hidden from the planner (unplannedValue, in the LIMIT below): in sight,
+    // every execution of the feed was planned again (0 generic plans of 15 in psql, 3.7 against 2.7 ms a page).
     const offset = params.add(page.offset, '::bigint');
     const order = keysetOrder(questKeys(document.sort), 'q');
     const included = this.includedSql(document, imagesBase, tenant, params);
     const sql = `WITH page AS MATERIALIZED (
          SELECT q.*, row_number() OVER (ORDER BY ${order}) AS n FROM ${LIST_FROM[list]} WHERE ${where}
-          ORDER BY ${order} LIMIT ${params.add(page.size, '::int')} OFFSET ${offset})
+          ORDER BY ${order} LIMIT ${unplannedValue(params.add(page.size, '::int'))} OFFSET ${unplannedValue(offset)})
        SELECT c.count,
               CASE WHEN ${offset} < c.count THEN (
                 SELECT coalesce(json_agg(${questJsonSql(imagesBase, document.fields.quests)} ORDER BY q.n), '[]'::json)::text FROM page q ${QUEST_JOINS})
@@ -431,7 +433,7 @@ export class QuestsRepository {
     const rows: (CountedJson)[] = await this.sql.query(
       `WITH page AS MATERIALIZED (
          SELECT k.*, row_number() OVER (ORDER BY k.position, k.created, k.id) AS n FROM quest_tasks k WHERE k.quest_id = ${quest}
-          ORDER BY k.position, k.created, k.id LIMIT ${params.add(page.size, '::int')} OFFSET ${offset})
+          ORDER BY k.position, k.created, k.id LIMIT ${unplannedValue(params.add(page.size, '::int'))} OFFSET ${unplannedValue(offset)})
        SELECT c.count,
               CASE WHEN ${offset} < c.count THEN (SELECT coalesce(json_agg(${taskJsonSql('k', document.fields.tasks)} ORDER BY k.n), '[]'::json)::text FROM page k) ELSE '[]' END AS data,
               ${included ? `CASE WHEN ${offset} < c.count THEN ${included} ELSE '[]' END` : 'NULL::text'} AS included
