@@ -15,7 +15,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import { connect, DatabaseUnreachable, ensureData, prepare, resetEmbarks, run, waitQuiet } from './lib/load.mjs';
+import { connect, DatabaseUnreachable, ensureData, prepare, resetEmbarks, run, settle, waitQuiet } from './lib/load.mjs';
 import { verify } from './lib/verify.mjs';
 import { assertPortFree, RAW_PORT, scenarios, SERVICE_NODE_OPTIONS, SERVICE_PORT, startRaw, startService, stopServer, waitReady } from './lib/servers.mjs';
 import { flag, option } from './lib/args.mjs';
@@ -287,6 +287,11 @@ async function main() {
   // rps on 100k (scenarios matched by position: the geo and distance names carry dataset-specific counts).
   const withScaling = mode === 'full' && (!only || flag('scaling')) && !flag('verify');
   const small = withScaling ? await prepare(await ensureData({ base, name: dataset('quick'), mode: 'quick', root, log }), log) : undefined;
+  if (!flag('verify')) {
+    const settleDb = await connect(data.url);
+    const settled = await settle(settleDb).finally(() => settleDb.end());
+    log(`bench: PostgreSQL settled in ${(settled.ms / 1000).toFixed(1)} s (checkpoint${settled.vacuums ? `, ${settled.vacuums} autovacuum worker(s) waited for` : ''})`);
+  }
   const sides = [await openSide(list, data, { ports: { service: SERVICE_PORT, raw: RAW_PORT }, peak })];
   let rows, smallRows;
   try {

@@ -362,6 +362,26 @@ export async function waitQuiet(db, limitMs = 60_000) {
 }
 
 /**
+ * Lets PostgreSQL settle before anything is measured: writes out the dirty buffers a load left
+ * (CHECKPOINT), then waits (at most `limitMs`) until no autovacuum worker runs. Without it, the first
+ * rows of a run that starts right after a dataset was loaded were measured while the checkpointer and
+ * autovacuum worked through the load (twin detail +54 % / -58 % between the sizes in such a run, within
+ * 5 % when measured again). Says what it waited for.
+ */
+export async function settle(db, limitMs = 300_000) {
+  const started = Date.now();
+  await db.query('CHECKPOINT');
+  let vacuums = 0;
+  for (;;) {
+    const running = (await db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'`)).rows[0].n;
+    if (running === 0 || Date.now() - started > limitMs) break;
+    vacuums = Math.max(vacuums, running);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  return { ms: Date.now() - started, vacuums };
+}
+
+/**
  * Undoes every embark on the embark quests (copies with their tasks, revenue entries, the places'
  * tasks_supplied), so each measured run starts from the same state.
  */
