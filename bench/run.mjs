@@ -72,6 +72,27 @@ const summary = (r, scenario = {}) => ({
 });
 
 /**
+ * The machine's CPU time counters (/proc/stat, all CPUs): `steal` is time the hypervisor gave this
+ * virtual machine's CPUs to others. Undefined where /proc/stat cannot be read.
+ */
+function cpuTimes() {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1).map(Number);
+    return { total: fields.reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The share of the machine's CPU time stolen between two readings, in percent. On a shared virtual
+ * machine that share changes under a run (10 % on average since boot on one session's machine, with
+ * rows of one build moving by ±0.3 in ratio): a row measured while much was stolen says so.
+ */
+const stealPercent = (before, after) =>
+  before && after && after.total > before.total ? Math.round(((after.steal - before.steal) / (after.total - before.total)) * 1000) / 10 : undefined;
+
+/**
  * Starts a process's peak RSS (VmHWM) over from its current RSS (Linux: `5` written to clear_refs), so
  * the peak of one server's share of one row can be read after it. False where that cannot be done.
  */
@@ -108,13 +129,13 @@ function judge(r) {
 
 function table(rows) {
   const lines = [
-    `| scenario | conn | service rps | raw rps | ratio | target | service p50/p99 ms | raw p50/p99 ms | p99 ≤ ${P99_FACTOR}× raw (c${P99_AT}) | errors s/r | ok |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|:-:|---:|:-:|',
+    `| scenario | conn | service rps | raw rps | ratio | target | service p50/p99 ms | raw p50/p99 ms | p99 ≤ ${P99_FACTOR}× raw (c${P99_AT}) | errors s/r | steal s/r % | ok |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|:-:|---:|---:|:-:|',
   ];
   for (const r of rows) {
     const { p99ok, ok } = judge(r);
     lines.push(
-      `| ${r.name} | ${r.connections} | ${r.service.rps} | ${r.raw.rps} | ${ratioText(r.ratio)} | ${r.target} | ${r.service.p50}/${r.service.p99} | ${r.raw.p50}/${r.raw.p99} | ${p99ok ? 'yes' : 'NO'} | ${r.service.errors}/${r.raw.errors} | ${ok ? '✓' : '✗'} |`,
+      `| ${r.name} | ${r.connections} | ${r.service.rps} | ${r.raw.rps} | ${ratioText(r.ratio)} | ${r.target} | ${r.service.p50}/${r.service.p99} | ${r.raw.p50}/${r.raw.p99} | ${p99ok ? 'yes' : 'NO'} | ${r.service.errors}/${r.raw.errors} | ${r.service.stealPct ?? '?'}/${r.raw.stealPct ?? '?'} | ${ok ? '✓' : '✗'} |`,
     );
   }
   return lines.join('\n');
@@ -230,7 +251,9 @@ async function measureRow(side, scenario, connections, db, quiet) {
     // measurement's first requests queued behind them for up to 3 s (both servers, now and then),
     // which made p99 at 50 connections a figure of the handover, not of the server.
     await waitQuiet(db);
+    const times = cpuTimes();
     result[who] = summary(await cannon(port, scenario, connections, Math.max(seconds, scenario.minSeconds ?? 0)), scenario);
+    result[who].stealPct = stealPercent(times, cpuTimes());
     if (peakReset) result[who].peakRssMb = Math.round(memory(child.pid).hwm);
     if (who === 'service') peak.hwm = Math.max(peak.hwm, memory(child.pid).hwm);
     else peak.rawHwm = Math.max(peak.rawHwm ?? 0, memory(child.pid).hwm);
@@ -242,7 +265,7 @@ async function measureRow(side, scenario, connections, db, quiet) {
   log(
     `${pad(row.name, 34)} c=${pad(connections, 2)}  service ${pad(result.service.rps, 7)} rps p50 ${pad(result.service.p50, 4)} p99 ${pad(result.service.p99, 4)} err ${result.service.errors}` +
       ` | raw ${pad(result.raw.rps, 7)} rps p50 ${pad(result.raw.p50, 4)} p99 ${pad(result.raw.p99, 4)} err ${result.raw.errors} | ratio ${ratioText(ratio)} (target ${row.target})` +
-      `  peak rss ${result.service.peakRssMb ?? '?'} / ${result.raw.peakRssMb ?? '?'} MB`,
+      `  peak rss ${result.service.peakRssMb ?? '?'} / ${result.raw.peakRssMb ?? '?'} MB  steal ${result.service.stealPct ?? '?'} / ${result.raw.stealPct ?? '?'} %`,
   );
   return row;
 }
