@@ -174,11 +174,22 @@ const documentSql = (document: TwinDocument) => ({
   included: document.includeOrganization ? includedOrganizationsSql(document.fields) : undefined,
 });
 
+/** What distinguishes one document's SQL from another's (the SqlTexts keys below). */
+const documentKey = (document: TwinDocument): string =>
+  `${document.form}|${fieldsetKey(document.fields?.twins)}|${document.includeOrganization ? fieldsetKey(document.fields?.organizations) : '-'}`;
+
 const detailTexts = new SqlTexts();
+
+/**
+ * The statements of the unfiltered lists' counted pages, one per list, order and document: their text
+ * depends on nothing else, and building it (several kB) and hashing the new string for its statement
+ * name cost about 10 µs a page.
+ */
+const unfilteredPageTexts = new SqlTexts();
 
 /** One visible twin's document ($1 organization, $2 id): its JSON text, what it includes, its version. */
 const visibleJsonSql = (document: TwinDocument): string =>
-  detailTexts.get(`${document.form}|${fieldsetKey(document.fields?.twins)}|${document.includeOrganization ? fieldsetKey(document.fields?.organizations) : '-'}`, () => {
+  detailTexts.get(documentKey(document), () => {
     const { item, included } = documentSql(document);
     return included
       ? `WITH page AS (SELECT t.* FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')})
@@ -293,8 +304,11 @@ export class TwinsRepository {
 
   /** A page of twins as `document` says, with the count, in one statement (see countedPageSql). */
   async page(tenant: Tenant, query: TwinQuery, page: PageRequest, document: TwinDocument): Promise<CountedJson> {
-    const { item, included } = documentSql(document);
-    return this.countedPage(tenant, query, page, { aggregate: jsonArrayOf(item('t')), empty: '[]', columns: 't.*', included });
+    const form = (): PageForm => {
+      const { item, included } = documentSql(document);
+      return { aggregate: jsonArrayOf(item('t')), empty: '[]', columns: 't.*', included };
+    };
+    return this.countedPage(tenant, query, page, { key: documentKey(document), form });
   }
 
   /**
@@ -338,18 +352,30 @@ export class TwinsRepository {
    */
   async featureCollection(tenant: Tenant, query: TwinQuery, page: PageRequest): Promise<CountedJson> {
     // A map tolerates a replica's lag (DATABASE_REPLICA_URLS): nobody expects a twin in it the instant it is saved.
-    return this.countedPage(tenant, { ...query, located: true }, page, FEATURE_COLLECTION, { lagTolerant: true });
+    return this.countedPage(tenant, { ...query, located: true }, page, { key: 'features', form: () => FEATURE_COLLECTION }, { lagTolerant: true });
   }
 
-  private async countedPage(tenant: Tenant, query: TwinQuery, page: PageRequest, form: PageForm, { lagTolerant = false } = {}): Promise<CountedJson> {
+  /** A counted page written as `written.form()` says; `written.key` tells its SQL apart from other forms' (documentKey). */
+  private async countedPage(
+    tenant: Tenant,
+    query: TwinQuery,
+    page: PageRequest,
+    written: { key: string; form: () => PageForm },
+    { lagTolerant = false } = {},
+  ): Promise<CountedJson> {
     const read = (sql: string, values: unknown[]) => (lagTolerant ? this.sql.replicaQuery(sql, values) : this.sql.query(sql, values));
     const order = isUnfiltered(query) ? indexedOrder(query) : undefined;
     if (order) {
-      // twin_counts is kept by triggers in the writing transactions (migration 1763790000000): exact, O(organizations).
-      const [count, ids] = query.own ? [OWN_COUNT, ownPageIds(order)] : [VISIBLE_COUNT, visiblePageIds(order)];
-      const sql = countedPageSql({ count, offset: '$3::bigint', pageRows: rowsOfIds(form.columns, ids), form });
+      const list = query.own ? 'own' : 'visible';
+      const sql = unfilteredPageTexts.get(`${list}|${order.column}${order.direction}|${written.key}`, () => {
+        // twin_counts is kept by triggers in the writing transactions (migration 1763790000000): exact, O(organizations).
+        const [count, ids] = query.own ? [OWN_COUNT, ownPageIds(order)] : [VISIBLE_COUNT, visiblePageIds(order)];
+        const form = written.form();
+        return countedPageSql({ count, offset: '$3::bigint', pageRows: rowsOfIds(form.columns, ids), form });
+      });
       return (await read(sql, [tenant.organization.id, page.size, page.offset]))[0];
     }
+    const form = written.form();
     const { where, orderBy, params } = this.compile(tenant, query);
     const size = params.add(page.size, '::int');
     const offset = params.add(page.offset, '::bigint');
