@@ -266,18 +266,31 @@ SELECT a.org, a.twin,
             FROM (SELECT * FROM events e WHERE ${TIMELINE_WHERE} ORDER BY e."timestamp" DESC, e.id DESC LIMIT (SELECT $8::int) OFFSET (SELECT $9::bigint)) e) END AS body
   FROM a`;
 
-/** GET /quests/ — $4 owned_by, $5 name, $6 description (NULL when absent), $7 size, $8 offset, $9 image URL prefix. */
-const DISCOVERY_WHERE = `q.public AND ${VISIBLE('t')}
-   AND ($4::uuid IS NULL OR q.twin_id = $4::uuid)
-   AND ($5::text IS NULL OR strpos(lower(q.name), lower($5::text)) > 0)
-   AND ($6::text IS NULL OR strpos(lower(q.description), lower($6::text)) > 0)`;
-const SQL_QUEST_FEED = `WITH ${AUTH}
+/**
+ * GET /quests/ — the discovery feed for the filters given (`present`: owned_by, name, description, in
+ * that order), numbered from $4, then the page's size, offset and image URL prefix. One statement per
+ * combination of filters, as the service builds its WHERE from the filters present: one statement with
+ * a catch-all `($n IS NULL OR …)` per filter cost PostgreSQL 4.5 ms a page where the service's cost
+ * 2.7 (cpu-per-request, the unfiltered feed on the million twins), which made the baseline slower than
+ * what a hand-written server would be.
+ */
+function discoveryFeed(present) {
+  let n = 3;
+  const next = () => `$${++n}`;
+  const conditions = [`q.public AND ${VISIBLE('t')}`];
+  if (present[0]) conditions.push(`q.twin_id = ${next()}::uuid`);
+  if (present[1]) conditions.push(`strpos(lower(q.name), lower(${next()}::text)) > 0`);
+  if (present[2]) conditions.push(`strpos(lower(q.description), lower(${next()}::text)) > 0`);
+  // The page's size and offset as scalar subqueries: in sight of the planner, every execution was planned again.
+  return { where: conditions.join(' AND '), size: `(SELECT ${next()}::int)`, offset: `(SELECT ${next()}::bigint)`, prefix: `${next()}::text`, key: present.map((p) => (p ? '1' : '0')).join('') };
+}
+const questFeedSql = ({ where, size, offset, prefix }) => `WITH ${AUTH}
 SELECT a.org, a.twin,
-       CASE WHEN a.twin IS NOT NULL THEN (SELECT count(*)::int FROM quests q JOIN twins t ON t.id = q.twin_id WHERE ${DISCOVERY_WHERE}) END AS count,
+       CASE WHEN a.twin IS NOT NULL THEN (SELECT count(*)::int FROM quests q JOIN twins t ON t.id = q.twin_id WHERE ${where}) END AS count,
        CASE WHEN a.twin IS NOT NULL THEN
-         (SELECT json_agg(${questJson('$9::text', '(SELECT count(*) FROM quest_tasks k WHERE k.quest_id = q.id)')} ORDER BY q.created DESC, q.id DESC)::text
-            FROM (SELECT q.* FROM quests q JOIN twins t ON t.id = q.twin_id WHERE ${DISCOVERY_WHERE}
-                   ORDER BY q.created DESC, q.id DESC LIMIT $7::int OFFSET $8::bigint) q
+         (SELECT json_agg(${questJson(prefix, '(SELECT count(*) FROM quest_tasks k WHERE k.quest_id = q.id)')} ORDER BY q.created DESC, q.id DESC)::text
+            FROM (SELECT q.* FROM quests q JOIN twins t ON t.id = q.twin_id WHERE ${where}
+                   ORDER BY q.created DESC, q.id DESC LIMIT ${size} OFFSET ${offset}) q
             JOIN twins t ON t.id = q.twin_id
             LEFT JOIN quests o ON o.id = q.original_id
             LEFT JOIN twins ot ON ot.id = o.twin_id) END AS body
@@ -358,14 +371,14 @@ SELECT a.org, a.twin, CASE WHEN a.org IS NOT NULL THEN ${VISIBLE_COUNT} END AS c
           FROM organizations o WHERE o.id IN (SELECT organization_id FROM page))` : 'NULL'} AS included
   FROM a`;
 
-/** GET /quests/?include=twin&fields[twins]=… — as SQL_QUEST_FEED, with the page's twins included (sparse). */
-const questFeedIncluded = (twinJson) => `WITH ${AUTH},
-page AS MATERIALIZED (SELECT q.* FROM quests q JOIN twins t ON t.id = q.twin_id, a WHERE a.twin IS NOT NULL AND ${DISCOVERY_WHERE}
-                       ORDER BY q.created DESC, q.id DESC LIMIT $7::int OFFSET $8::bigint)
+/** GET /quests/?include=twin&fields[twins]=… — as questFeedSql, with the page's twins included (sparse). */
+const questFeedIncluded = (twinJson, { where, size, offset, prefix }) => `WITH ${AUTH},
+page AS MATERIALIZED (SELECT q.* FROM quests q JOIN twins t ON t.id = q.twin_id, a WHERE a.twin IS NOT NULL AND ${where}
+                       ORDER BY q.created DESC, q.id DESC LIMIT ${size} OFFSET ${offset})
 SELECT a.org, a.twin,
-       CASE WHEN a.twin IS NOT NULL THEN (SELECT count(*)::int FROM quests q JOIN twins t ON t.id = q.twin_id WHERE ${DISCOVERY_WHERE}) END AS count,
+       CASE WHEN a.twin IS NOT NULL THEN (SELECT count(*)::int FROM quests q JOIN twins t ON t.id = q.twin_id WHERE ${where}) END AS count,
        CASE WHEN a.twin IS NOT NULL THEN
-         (SELECT json_agg(${questJson('$9::text', '(SELECT count(*) FROM quest_tasks k WHERE k.quest_id = q.id)')} ORDER BY q.created DESC, q.id DESC)::text
+         (SELECT json_agg(${questJson(prefix, '(SELECT count(*) FROM quest_tasks k WHERE k.quest_id = q.id)')} ORDER BY q.created DESC, q.id DESC)::text
             FROM page q JOIN twins t ON t.id = q.twin_id LEFT JOIN quests o ON o.id = q.original_id LEFT JOIN twins ot ON ot.id = o.twin_id) END AS body,
        (SELECT coalesce(json_agg(${twinJson} ORDER BY t.id), '[]')::text FROM twins t WHERE t.id IN (SELECT twin_id FROM page)) AS included
   FROM a`;
@@ -462,6 +475,14 @@ function credentials(request, twin) {
 }
 
 /** Runs a named statement and judges the caller from its first row (see AUTH). */
+/** Statement texts built from a request's shape, built once per name (the name says the shape). */
+const texts = new Map();
+function textOf(name, build) {
+  let text = texts.get(name);
+  if (text === undefined) texts.set(name, (text = build()));
+  return text;
+}
+
 async function answer(name, text, values, twin) {
   const { rows } = await pool.query({ name, text, values });
   const row = rows[0];
@@ -1059,17 +1080,20 @@ app.get('/quests', async (request, reply) => {
     q.name === undefined ? null : text(q.name, 'name'),
     q.description === undefined ? null : text(q.description, 'description'),
   ];
+  const feed = discoveryFeed(filter.map((value) => value !== null));
+  const feedValues = [...values, ...filter.filter((value) => value !== null), page.size, page.offset, originOf(request)];
   if (q.include !== undefined) {
     // The benchmark's compound feed: the quests' twins included (list form, optionally sparse).
     if (q.include !== 'twin') throw badParameter('include', 'This server includes "twin" only.');
     const fields = q['fields[twins]'] === undefined ? Object.keys(TWIN_LIST_MEMBERS).concat('organization') : q['fields[twins]'] === '' ? [] : q['fields[twins]'].split(',');
     for (const field of fields) if (!(field in TWIN_LIST_MEMBERS) && field !== 'organization') throw badParameter('fields[twins]', `Unknown field "${field}".`);
-    const name = `quest-feed-twins-${createHash('sha1').update(fields.join(',')).digest('hex').slice(0, 12)}`;
-    const row = await answer(name, questFeedIncluded(sparseTwinJson(fields)), [...values, ...filter, page.size, page.offset, originOf(request)], 'required');
+    const name = `quest-feed-twins-${feed.key}-${createHash('sha1').update(fields.join(',')).digest('hex').slice(0, 12)}`;
+    const row = await answer(name, textOf(name, () => questFeedIncluded(sparseTwinJson(fields), feed)), feedValues, 'required');
     const { links, meta } = pageEnvelope(request, page, row.count, undefined);
     return send(reply, `{"links":${links},"data":${row.count === 0 ? '[]' : row.body},"included":${row.included},"meta":${meta}}`);
   }
-  const row = await answer('quest-feed', SQL_QUEST_FEED, [...values, ...filter, page.size, page.offset, originOf(request)], 'required');
+  const name = `quest-feed-${feed.key}`;
+  const row = await answer(name, textOf(name, () => questFeedSql(feed)), feedValues, 'required');
   return send(reply, pageEnvelope(request, page, row.count, row.body).body);
 });
 
