@@ -182,8 +182,9 @@ const detailTexts = new SqlTexts();
 
 /**
  * The statements of the unfiltered lists' counted pages, one per list, order and document: their text
- * depends on nothing else, and building it (several kB) and hashing the new string for its statement
- * name cost about 10 µs a page.
+ * depends on nothing else. Built on every request, the text (several kB) was then hashed again as a new
+ * string to name its prepared statement: 1.8–2.8 µs a page in a loop, 1–2 % of a page's Node time in
+ * a CPU profile of the running service.
  */
 const unfilteredPageTexts = new SqlTexts();
 
