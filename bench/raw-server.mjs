@@ -269,10 +269,11 @@ SELECT a.org, a.twin,
 /**
  * GET /quests/ — the discovery feed for the filters given (`present`: owned_by, name, description, in
  * that order), numbered from $4, then the page's size, offset and image URL prefix. One statement per
- * combination of filters, as the service builds its WHERE from the filters present: one statement with
- * a catch-all `($n IS NULL OR …)` per filter cost PostgreSQL 4.5 ms a page where the service's cost
- * 2.7 (cpu-per-request, the unfiltered feed on the million twins), which made the baseline slower than
- * what a hand-written server would be.
+ * combination of filters, as the service builds its WHERE from the filters present, and the page's size
+ * and offset as scalar subqueries. One statement with a catch-all `($n IS NULL OR …)` per filter and its
+ * LIMIT and OFFSET in sight of the planner was planned again on every execution, and cost PostgreSQL
+ * 7.1–7.8 ms a page where the service's cost 4.6–5.2 (`bench/cpu-per-request.mjs --only feed`, the
+ * unfiltered feed on the million twins): a baseline slower than a hand-written server need be.
  */
 function discoveryFeed(present) {
   let n = 3;
@@ -281,7 +282,6 @@ function discoveryFeed(present) {
   if (present[0]) conditions.push(`q.twin_id = ${next()}::uuid`);
   if (present[1]) conditions.push(`strpos(lower(q.name), lower(${next()}::text)) > 0`);
   if (present[2]) conditions.push(`strpos(lower(q.description), lower(${next()}::text)) > 0`);
-  // The page's size and offset as scalar subqueries: in sight of the planner, every execution was planned again.
   return { where: conditions.join(' AND '), size: `(SELECT ${next()}::int)`, offset: `(SELECT ${next()}::bigint)`, prefix: `${next()}::text`, key: present.map((p) => (p ? '1' : '0')).join('') };
 }
 const questFeedSql = ({ where, size, offset, prefix }) => `WITH ${AUTH}
@@ -474,7 +474,6 @@ function credentials(request, twin) {
   return [createHash('sha256').update(token, 'utf8').digest(), organization, twinId];
 }
 
-/** Runs a named statement and judges the caller from its first row (see AUTH). */
 /** Statement texts built from a request's shape, built once per name (the name says the shape). */
 const texts = new Map();
 function textOf(name, build) {
@@ -483,6 +482,7 @@ function textOf(name, build) {
   return text;
 }
 
+/** Runs a named statement and judges the caller from its first row (see AUTH). */
 async function answer(name, text, values, twin) {
   const { rows } = await pool.query({ name, text, values });
   const row = rows[0];
