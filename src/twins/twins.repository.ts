@@ -158,7 +158,10 @@ const countedPageSql = ({ count, offset, size, pageRows, form, with_ = [] }: { c
     : count;
   // `c` is materialized because the outer SELECT reads its count twice or three times: as a subquery
   // it was inlined into each reference, and a full page counted its filter once per reference.
-  return `WITH ${[...with_, `page AS MATERIALIZED (${pageRows})`, `c AS MATERIALIZED (${counted})`].join(', ')}
+  // `page` is left to PostgreSQL, which materializes a CTE read twice (by `included`, or by the count of
+  // a page that tells its own) and otherwise plans it inside the one subquery that reads it. Materialized
+  // always, a list page copied its 50 whole rows into the CTE for nothing: 5–6 % of its PostgreSQL time.
+  return `WITH ${[...with_, `page AS (${pageRows})`, `c AS MATERIALIZED (${counted})`].join(', ')}
    SELECT c.count, CASE WHEN ${offset} < c.count THEN (SELECT ${form.aggregate('t.n')}::text FROM page t) ELSE '${form.empty}' END AS data,
           ${form.included ? `CASE WHEN ${offset} < c.count THEN ${form.included} ELSE '[]' END` : 'NULL::text'} AS included
      FROM c`;
