@@ -73,6 +73,9 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   const log = createLogger(config.logLevel, options.logStream);
   const logger = new NestPinoLogger(log);
   const adapter = new ServiceFastifyAdapter({
+    // No Nest middleware is configured: the service's per-request steps are Fastify hooks, guards and the
+    // interceptor. Without this, Nest registers @fastify/middie, whose onRequest hook runs on every request.
+    skipMiddie: true,
     loggerInstance: log,
     // Fastify's own two lines per request are off: observeRequests writes one access line instead.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
