@@ -129,7 +129,7 @@ export class QuestsController {
     409: '`already_embarked`: the twin embarked on it before; `own_quest`: its own quest or copy; `not_an_original`: a copy another twin made public.',
   })
   embark(@Tenant() tenant: TwinTenant, @Param('questId', UuidParam) questId: string, @Req() request: FastifyRequest) {
-    return this.quests.embark(tenant, questId, this.links.forRequest(request), this.links.imagesBase(request));
+    return this.quests.embark(tenant, questId, this.links.imagesBase(request));
   }
 
   @Get(':questId/tasks')

@@ -162,16 +162,17 @@ export class QuestsService {
   }
 
   /**
-   * Embarks in one statement, which also records the copy in the change log (webhook `quest.embarked`):
-   * `imagesBase` (ImageLinks.imagesBase) is what the recorded form's image URLs start with.
+   * Embarks in one statement, which also records the copy in the change log (webhook `quest.embarked`)
+   * and answers that recorded full form: `imagesBase` (ImageLinks.imagesBase) is what its image URLs
+   * start with.
    */
-  async embark(tenant: TwinTenant, id: string, url: ImageUrl, imagesBase: string): Promise<ResourceObject> {
+  async embark(tenant: TwinTenant, id: string, imagesBase: string): Promise<JsonText> {
     try {
       const outcome = await this.quests.embark(tenant, id, imagesBase);
       if (!outcome || !outcome.readable) throw notFound('No such quest in the discovery feed.');
       if (outcome.mine) throw conflict('A twin cannot embark on its own quest (or on its own copy).', undefined, 'own_quest');
       if (outcome.is_copy) throw conflict('This quest is a copy; embark on its original.', undefined, 'not_an_original');
-      return questResource(outcome.copy!, url);
+      return new JsonText(outcome.copy!);
     } catch (error) {
       if (isUniqueViolation(error, 'quests_embark_unique')) {
         throw conflict('The acting twin has already embarked on this quest.', undefined, 'already_embarked');

@@ -61,7 +61,12 @@ describe('QuestsRepository (SQL)', () => {
     const changesBefore = Number((await app.dataSource.query(`SELECT count(*) AS n FROM changes WHERE kind = 'quest.embarked' AND twin_id = $1`, [caller.twin.id]))[0].n);
     const outcome = await quests.embark(caller, ids['River walk'], PLAIN.imagesBase);
     expect(outcome).toMatchObject({ readable: true, mine: false, is_copy: false });
-    expect(outcome!.copy).toMatchObject({ twin_id: caller.twin.id, original_id: ids['River walk'], price: '1.50', task_count: 0 });
+    const answered = JSON.parse(outcome!.copy!);
+    expect(answered).toMatchObject({
+      type: 'quests',
+      attributes: { 'task-count': 0, public: false, price: 1.5 },
+      relationships: { twin: { data: { type: 'twins', id: caller.twin.id } }, original: { data: { type: 'quests', id: ids['River walk'] } } },
+    });
     expect(await quests.embark(caller, ids['Hidden walk'], PLAIN.imagesBase)).toMatchObject({ readable: false, copy: null });
     // The copy's change is recorded by the same statement (webhook quest.embarked); a refused embark records none.
     const recorded: { subject_id: string; resource: string }[] = await app.dataSource.query(
@@ -69,8 +74,8 @@ describe('QuestsRepository (SQL)', () => {
       [caller.twin.id],
     );
     expect(recorded).toHaveLength(changesBefore + 1);
-    const copy = JSON.parse(recorded[recorded.length - 1].resource);
-    expect(copy).toMatchObject({ type: 'quests', id: outcome!.copy!.id, attributes: { 'task-count': 0, public: false, price: 1.5 } });
+    // The answer is the recorded resource itself, text for text.
+    expect(recorded[recorded.length - 1]).toEqual({ subject_id: answered.id, resource: outcome!.copy });
   });
 
   // Two sessions at once: the embedded database has one.
@@ -97,7 +102,10 @@ describe('QuestsRepository (SQL)', () => {
       }
       expect(waiting).toEqual([{ advisory_locks: 0 }]);
       await holder.rollbackTransaction();
-      expect((await outcome)!.copy).toMatchObject({ twin_id: embarking.twin.id, original_id: questId, task_count: 1 });
+      expect(JSON.parse((await outcome)!.copy!)).toMatchObject({
+        attributes: { 'task-count': 1 },
+        relationships: { twin: { data: { id: embarking.twin.id } }, original: { data: { id: questId } } },
+      });
     } finally {
       if (holder.isTransactionActive) await holder.rollbackTransaction();
       await holder.release();
