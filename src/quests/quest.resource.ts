@@ -13,7 +13,7 @@ export interface QuestRow extends Row<typeof quests> {
   original_twin_name: string | null;
   original_twin_description: string | null;
   task_count: number;
-  /** The version its ETag names (absent on an embark's copy, which is answered, not cached). */
+  /** The version its ETag names (read where the answer carries an ETag). */
   version?: string;
 }
 
