@@ -474,7 +474,10 @@ function credentials(request, twin) {
   return [createHash('sha256').update(token, 'utf8').digest(), organization, twinId];
 }
 
-/** Statement texts built from a request's shape, built once per name (the name says the shape). */
+/**
+ * Statement texts built from a request's shape, built once per name (the name says the shape): every
+ * statement whose text is not a constant goes through here, as the service's through its SqlTexts.
+ */
 const texts = new Map();
 function textOf(name, build) {
   let text = texts.get(name);
@@ -953,12 +956,13 @@ app.get('/twins', async (request, reply) => {
       const scope = newest ? 'twins:-created' : 'twins:';
       const position = q.page_after === '' ? null : readCursor(scope, 'page_after', q.page_after);
       const name = `twins-${position ? 'after' : 'first'}-${newest ? 'newest-' : ''}${fieldsKey}`;
-      const row = await answer(name, twinsKeyset(position !== null, sparseTwinJson(fields), newest), [...values, page.size, ...(position ?? [])], 'optional');
+      const row = await answer(name, textOf(name, () => twinsKeyset(position !== null, sparseTwinJson(fields), newest)), [...values, page.size, ...(position ?? [])], 'optional');
       return send(reply, cursorBody(request, scope, row, position !== null));
     }
     if (q.include !== undefined && q.include !== 'organization') throw badParameter('include', 'include may name "organization".');
     const key = `${fields.join(',')}|${q.include ?? ''}`;
-    const row = await answer(`twins-sparse-${createHash('sha1').update(key).digest('hex').slice(0, 12)}`, sparseTwinsPage(sparseTwinJson(fields), q.include !== undefined), [...values, page.size, page.offset], 'optional');
+    const name = `twins-sparse-${createHash('sha1').update(key).digest('hex').slice(0, 12)}`;
+    const row = await answer(name, textOf(name, () => sparseTwinsPage(sparseTwinJson(fields), q.include !== undefined)), [...values, page.size, page.offset], 'optional');
     const { links, meta } = pageEnvelope(request, page, row.count, undefined);
     return send(reply, `{"links":${links},"data":${row.count === 0 ? '[]' : row.body}${row.included === null ? '' : `,"included":${row.included}`},"meta":${meta}}`);
   }
@@ -969,8 +973,10 @@ app.get('/twins', async (request, reply) => {
     row = await answer('twins-of-organization', SQL_TWINS_OF_ORGANIZATION, [...values, filters.organization, page.size, page.offset], 'optional');
   } else {
     const compiled = compileTwinFilters(filters, { own: false, located: geo });
-    const sql = filteredTwinsSql({ ...compiled, size: compiled.add(page.size, '::int'), offset: compiled.add(page.offset, '::bigint') }, geo ? 'geo' : 'list');
-    const query = () => answer(`twins-${compiled.key}`, sql, [...values, ...compiled.values], 'optional');
+    const [size, offset] = [compiled.add(page.size, '::int'), compiled.add(page.offset, '::bigint')];
+    const name = `twins-${compiled.key}`;
+    const sql = textOf(name, () => filteredTwinsSql({ ...compiled, size, offset }, geo ? 'geo' : 'list'));
+    const query = () => answer(name, sql, [...values, ...compiled.values], 'optional');
     row = await (geo ? geoBudget(page.size, query) : query());
   }
   if (!geo) return send(reply, pageEnvelope(request, page, row.count, row.body).body);
@@ -988,8 +994,9 @@ app.get('/my/twins', async (request, reply) => {
     row = await answer('my-twins-page', SQL_MY_TWINS_PAGE, [...values, page.size, page.offset], undefined);
   } else {
     const compiled = compileTwinFilters(filters, { own: true, located: false });
-    const sql = filteredTwinsSql({ ...compiled, size: compiled.add(page.size, '::int'), offset: compiled.add(page.offset, '::bigint') }, 'own');
-    row = await answer(`twins-${compiled.key}`, sql, [...values, ...compiled.values], undefined);
+    const [size, offset] = [compiled.add(page.size, '::int'), compiled.add(page.offset, '::bigint')];
+    const name = `twins-${compiled.key}`;
+    row = await answer(name, textOf(name, () => filteredTwinsSql({ ...compiled, size, offset }, 'own')), [...values, ...compiled.values], undefined);
   }
   return send(reply, pageEnvelope(request, page, row.count, row.body).body);
 });
