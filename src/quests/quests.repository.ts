@@ -361,8 +361,8 @@ export class QuestsRepository {
    * id order first, so embarks on quests sharing places cannot deadlock) and the revenue entry of the
    * quest's price for its creator. A second embark by the same twin fails on quests_embark_unique.
    * Answers the judged quest and, when embarked, the copy in the full form: the JSON text its change
-   * recorded, built once for both (newQuestJsonSql; building it a second time as a row for the resource
-   * mapper cost a third more Node time per embark than the hand-written server's).
+   * recorded, built once for both (newQuestJsonSql; building it a second time, as a row for the resource
+   * mapper, cost about 35 µs of Node and 40 µs of PostgreSQL time per embark).
    *
    * The change-log lock comes last. `recorded`'s trigger takes the acting twin's change-log lock, held
    * until commit, and PostgreSQL runs the data-modifying CTEs nothing reads after the main query, the
