@@ -239,13 +239,14 @@ export async function fileExists(path) {
 }
 
 /** Bump when prepare() changes what it writes (it never touches what the loader wrote). */
-const PREPARE_VERSION = 3;
+const PREPARE_VERSION = 4;
 /** The keyset scenarios read page 1 and page DEEP_PAGE (or the deepest there is) of 50 items. */
 export const DEEP_PAGE = 10_000;
 export const DEEP_PAGE_SIZE = 50;
 const EMBARK_QUESTS = 40;
 const EMBARK_TASKS = 3;
 const EMBARK_TWINS = 2000;
+const OTHER_QUEST_TASKS = 5;
 
 /**
  * The data the newer scenarios need, added to a loaded dataset without reloading it (idempotent; the
@@ -284,6 +285,27 @@ export async function prepare(data, log) {
            FROM unnest($1::uuid[]) WITH ORDINALITY q(id, n), generate_series(1, $2::int) k,
                 LATERAL (SELECT id FROM twins WHERE place_id IS NOT NULL ORDER BY id OFFSET 5000 + (q.n - 1) * $2 + k - 1 LIMIT 1) p`,
         [quests, EMBARK_TASKS],
+      );
+      // Every other original quest has tasks too (OTHER_QUEST_TASKS each, at places of their own), so
+      // quest_tasks is not only the embark quests' 120 rows. With those alone, the ANALYZE of each embark
+      // reset told the planner the table was tiny; the prepared embark statements' generic plans then read
+      // the original's tasks by a sequential scan, every embark of a run added three rows to scan, and a
+      // server's throughput fell run after run (the hand-written server alone, three runs in a row at 50
+      // connections: 555, 424, 389 embarks/s, quest_tasks blocks read per embark 11 → 152), by
+      // how many runs its connections had planned through, not by its code.
+      const otherTasks = await db.query(`DELETE FROM quest_tasks WHERE name LIKE 'Bench task %' RETURNING place_twin_id`);
+      const otherPlaces = (await db.query(`SELECT array_agg(id) AS ids FROM (SELECT id FROM twins WHERE place_id IS NOT NULL ORDER BY id OFFSET 20000 LIMIT 10000) p`)).rows[0].ids;
+      await db.query(
+        `INSERT INTO quest_tasks (organization_id, quest_id, name, description, position, place_twin_id)
+         SELECT q.organization_id, q.id, 'Bench task ' || k, 'Task ' || k || ' of quest ' || q.n, k - 1, ($2::uuid[])[1 + (q.n * $3 + k) % cardinality($2::uuid[])]
+           FROM (SELECT id, organization_id, row_number() OVER (ORDER BY id) AS n FROM quests WHERE original_id IS NULL AND NOT (id = ANY ($1::uuid[]))) q,
+                generate_series(1, $3::int) k`,
+        [quests, otherPlaces, OTHER_QUEST_TASKS],
+      );
+      await db.query(
+        `UPDATE twins t SET tasks_supplied = (SELECT count(*)::int FROM quest_tasks k WHERE k.place_twin_id = t.id)
+          WHERE t.id = ANY ($1::uuid[])`,
+        [[...new Set([...otherPlaces, ...otherTasks.rows.map((r) => r.place_twin_id)])]],
       );
       // A timeline of a million events (100,000 on the quick data), a second apart, on a twin of its own:
       // the keyset scenarios read its first page and page 10,000.
