@@ -5,8 +5,11 @@ import { isoTimestampSql } from '../database/timestamps.js';
 import { moneyToJson } from '../common/money.js';
 import type { questTasks, quests, Row } from '../database/schema/index.js';
 
-/** A quest in its full form (docs/API.md, section 12): the quest, its creating twin, its original's twin, its task count. */
-export interface QuestRow extends Row<typeof quests> {
+/**
+ * A quest in its full form (docs/API.md, section 12): the quest, its creating twin, its original's twin, its
+ * task count. Not `listed`: the feed's own bookkeeping, not shown.
+ */
+export interface QuestRow extends Omit<Row<typeof quests>, 'listed'> {
   twin_name: string;
   twin_description: string;
   original_twin_id: string | null;

@@ -134,15 +134,21 @@ const EMBARKED_CHANGE = recordChangesSql({
   resource: `${newQuestJsonSql('$4::text', '(SELECT count(*) FROM tasks)')}::text`,
 });
 
-/** The two quest lists: their rows (`q`, with the twin `t` where visibility needs it). */
+/** The two quest lists: the discovery feed, and the acting twin's own quests. */
 export type QuestList = 'discovery' | 'mine';
-const LIST_FROM: Record<QuestList, string> = { discovery: 'quests q JOIN twins t ON t.id = q.twin_id', mine: 'quests q' };
 
 /** The acting twin's own quest ($1 organization, $2 acting twin; `q` quests). */
 const OWN_QUEST = `(q.organization_id = $1 AND q.twin_id = $2)`;
-/** A quest the acting twin may read: its own, or a public one of a twin it can see (`t` the quest's twin). */
+/**
+ * A quest in the discovery feed of `organization`: public, of a twin the organization sees (the twin
+ * visibility rule, twins/twin-visibility.ts). `listed` holds the half every organization sees (public
+ * and of a shared twin), kept from the twin by triggers (migration QuestListing); a quest's organization
+ * is its twin's, so the other half needs no twin either.
+ */
+const discoverableQuestSql = (organization: string) => `(q.public AND (q.listed OR q.organization_id = ${organization}))`;
+/** A quest the acting twin may read: its own, or one in its discovery feed. */
 const readableQuestSql = (organization: string, twin: string) =>
-  `((q.organization_id = ${organization} AND q.twin_id = ${twin}) OR (q.public AND ${visibleTwinSql('t', organization)}))`;
+  `((q.organization_id = ${organization} AND q.twin_id = ${twin}) OR ${discoverableQuestSql(organization)})`;
 const READABLE_QUEST = readableQuestSql('$1', '$2');
 
 const TASK_COLUMNS = select(questTasks, 'k', { only: ['id', 'quest_id', 'name', 'description', 'position', 'place_twin_id', 'created', 'modified'] });
@@ -192,7 +198,7 @@ export class QuestsRepository {
     const params = new SqlParams();
     const organization = params.add(tenant.organization.id, '::uuid');
     const where =
-      list === 'discovery' ? [`q.public`, visibleTwinSql('t', organization)] : [`q.organization_id = ${organization}`, `q.twin_id = ${params.add(tenant.twin.id, '::uuid')}`];
+      list === 'discovery' ? [discoverableQuestSql(organization)] : [`q.organization_id = ${organization}`, `q.twin_id = ${params.add(tenant.twin.id, '::uuid')}`];
     if (filters.is_original !== undefined) where.push(filters.is_original ? `q.original_id IS NULL` : `q.original_id IS NOT NULL`);
     if (filters.original !== undefined) where.push(`q.original_id = ${params.add(filters.original, '::uuid')}`);
     where.push(...textFilters(filters, params));
@@ -212,14 +218,14 @@ export class QuestsRepository {
     const order = keysetOrder(questKeys(document.sort), 'q');
     const included = this.includedSql(document, imagesBase, tenant, params);
     const sql = `WITH page AS MATERIALIZED (
-         SELECT q.*, row_number() OVER (ORDER BY ${order}) AS n FROM ${LIST_FROM[list]} WHERE ${where}
+         SELECT q.*, row_number() OVER (ORDER BY ${order}) AS n FROM quests q WHERE ${where}
           ORDER BY ${order} LIMIT ${unplannedValue(params.add(page.size, '::int'))} OFFSET ${unplannedValue(offset)})
        SELECT c.count,
               CASE WHEN ${offset} < c.count THEN (
                 SELECT coalesce(json_agg(${questJsonSql(imagesBase, document.fields.quests)} ORDER BY q.n), '[]'::json)::text FROM page q ${QUEST_JOINS})
               ELSE '[]' END AS data,
               ${included ? `CASE WHEN ${offset} < c.count THEN ${included} ELSE '[]' END` : 'NULL::text'} AS included
-         FROM (SELECT count(*) AS count FROM ${LIST_FROM[list]} WHERE ${where}) c`;
+         FROM (SELECT count(*) AS count FROM quests q WHERE ${where}) c`;
     const rows: (CountedJson)[] = await this.read(list, params.bindWhereUsed(sql, IMAGES_BASE, document.imagesBase, '::text'), params.values);
     return rows[0];
   }
@@ -231,7 +237,7 @@ export class QuestsRepository {
     const sql = keysetPageSql(
       {
         alias: 'q',
-        rows: (condition, order, limit) => `SELECT q.* FROM ${LIST_FROM[list]} WHERE ${where} AND ${condition} ORDER BY ${order} LIMIT ${limit}`,
+        rows: (condition, order, limit) => `SELECT q.* FROM quests q WHERE ${where} AND ${condition} ORDER BY ${order} LIMIT ${limit}`,
         keys: questKeys(document.sort),
         items: (pageRows, order) =>
           `(SELECT coalesce(json_agg(${questJsonSql(imagesBase, document.fields.quests)} ORDER BY ${order}), '[]'::json)::text FROM (${pageRows}) q ${QUEST_JOINS})`,
@@ -294,8 +300,7 @@ export class QuestsRepository {
   /** Whether the acting twin may read the quest: its own, or one in its discovery feed. */
   async isReadable(tenant: TwinTenant, id: string): Promise<boolean> {
     const rows: unknown[] = await this.sql.query(
-      `SELECT 1 FROM quests q JOIN twins t ON t.id = q.twin_id
-        WHERE q.id = $3 AND ${READABLE_QUEST}`,
+      `SELECT 1 FROM quests q WHERE q.id = $3 AND ${READABLE_QUEST}`,
       [tenant.organization.id, tenant.twin.id, id],
     );
     return rows.length > 0;
@@ -376,9 +381,9 @@ export class QuestsRepository {
       `WITH quest AS (
          SELECT q.id, q.organization_id, q.twin_id, q.name, q.summary, q.description, q.summary_image_id, q.price, q.original_id,
                 ${OWN_QUEST} AS mine, ${READABLE_QUEST} AS readable
-           FROM quests q JOIN twins t ON t.id = q.twin_id
+           FROM quests q
           WHERE q.id = $3
-            FOR SHARE OF q
+            FOR SHARE
        ), copy AS (
          INSERT INTO quests (organization_id, twin_id, name, summary, description, summary_image_id, public, original_id, price)
          SELECT $1, $2, quest.name, quest.summary, quest.description, quest.summary_image_id, false, quest.id, quest.price

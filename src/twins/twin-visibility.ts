@@ -1,7 +1,8 @@
 /**
  * The twin visibility rule (docs/API.md, section 9), as SQL: a caller acting in an organization sees
  * public twins, supplier twins (a non-empty `services`), and every twin of its own organization.
- * Every read of twins, and of anything shown through a twin (quests), filters with it.
+ * Every read of twins filters with it; quests, shown through their twin, read its shared half from
+ * their `listed` column (kept from the twins by triggers, migration QuestListing).
  *
  * `alias` is the twins table alias in the query; `organizationParam` the placeholder holding the
  * caller's organization id (e.g. `$1`).

@@ -57,6 +57,72 @@ describe('QuestsRepository (SQL)', () => {
     expect(await feed({ owned_by: hidden.twin.id })).toEqual({ count: 0, names: [] });
   });
 
+  const listed = async (name: string): Promise<boolean> =>
+    (await sql.query<{ listed: boolean }[]>('SELECT listed FROM quests WHERE id = $1', [ids[name]]))[0].listed;
+
+  it("the feed follows its twins' sharing: `listed` is kept by triggers, and cannot be set by hand", async () => {
+    // The hidden twin becomes a supplier (services): its public quest enters every feed; without services it leaves.
+    await sql.query(`UPDATE twins SET services = ARRAY['guided walks'] WHERE id = $1`, [hidden.twin.id]);
+    expect(await feed({})).toEqual({ count: 3, names: ['Hidden walk', 'Museum tour', 'River walk'] });
+    await sql.query(`UPDATE twins SET services = '{}' WHERE id = $1`, [hidden.twin.id]);
+    expect(await feed({})).toEqual({ count: 2, names: ['Museum tour', 'River walk'] });
+    // Its own organization sees it all along.
+    const own = await quests.page('discovery', hidden, { name: marker }, { number: 1, size: 50, offset: 0 }, PLAIN);
+    expect(Number(own.count)).toBe(3);
+    // A quest made public on a shared twin enters the feed; private again, it leaves.
+    await sql.query('UPDATE quests SET public = true WHERE id = $1', [ids['Draft']]);
+    expect(await feed({})).toEqual({ count: 3, names: ['Draft', 'Museum tour', 'River walk'] });
+    await sql.query('UPDATE quests SET public = false WHERE id = $1', [ids['Draft']]);
+    expect([await listed('Draft'), (await feed({})).count]).toEqual([false, 2]);
+    // Written by hand, `listed` is computed all the same.
+    await sql.query('UPDATE quests SET listed = true WHERE id = ANY ($1::uuid[])', [[ids['Hidden walk'], ids['Draft']]]);
+    expect([await listed('Hidden walk'), await listed('Draft'), (await feed({})).count]).toEqual([false, false, 2]);
+    await sql.query('UPDATE quests SET listed = false WHERE id = $1', [ids['River walk']]);
+    expect(await listed('River walk')).toBe(true);
+  });
+
+  /**
+   * A twin's change of sharing and a quest made public, in two sessions at once, in either order: the second
+   * waits for the first to commit and then sees it (migration QuestListing), so `listed` is never stale.
+   */
+  (embeddedDatabase() ? it.skip : it)('a quest made public while its twin stops being shared, in either order, ends unlisted (needs real PostgreSQL)', async () => {
+    const waitingFor = async (statementStart: string) => {
+      for (let tries = 0; tries < 100; tries++) {
+        const rows: unknown[] = await app.dataSource.query(
+          `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1`,
+          [`${statementStart}%`],
+        );
+        if (rows.length > 0) return true;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return false;
+    };
+    const unshareTwin = `UPDATE twins SET public = false WHERE id = '${maker.twin.id}'`;
+    const publishDraft = `UPDATE quests SET public = true WHERE id = '${ids['Draft']}'`;
+    for (const [first, second] of [
+      [unshareTwin, publishDraft],
+      [publishDraft, unshareTwin],
+    ]) {
+      const holder = app.dataSource.createQueryRunner();
+      await holder.connect();
+      try {
+        await holder.startTransaction();
+        await holder.query(first);
+        const waiting = sql.query(second);
+        expect(await waitingFor(second)).toBe(true);
+        await holder.commitTransaction();
+        await waiting;
+        expect([await listed('Draft'), await listed('River walk'), (await feed({})).count]).toEqual([false, false, 0]);
+      } finally {
+        if (holder.isTransactionActive) await holder.rollbackTransaction();
+        await holder.release();
+        await sql.query('UPDATE quests SET public = false WHERE id = $1', [ids['Draft']]);
+        await sql.query('UPDATE twins SET public = true WHERE id = $1', [maker.twin.id]);
+      }
+    }
+    expect([await listed('Draft'), await listed('River walk'), await feed({})]).toEqual([false, true, { count: 2, names: ['Museum tour', 'River walk'] }]);
+  });
+
   it('embark: a copy for the acting twin; a quest it cannot read is not found', async () => {
     const changesBefore = Number((await app.dataSource.query(`SELECT count(*) AS n FROM changes WHERE kind = 'quest.embarked' AND twin_id = $1`, [caller.twin.id]))[0].n);
     const outcome = await quests.embark(caller, ids['River walk'], PLAIN.imagesBase);

@@ -13,6 +13,8 @@ export const quests = defineTable(
     description: { type: 'text', default: '' },
     summary_image_id: { type: 'uuid', nullable: true },
     public: { type: 'boolean', default: false },
+    /** Public, and its twin is shared (public or a supplier): in every organization's feed. Kept by triggers (migration QuestListing), never written by the service. */
+    listed: { type: 'boolean', default: false },
     original_id: { type: 'uuid', nullable: true },
     /** Exact decimal; pg hands it over as a string (common/money.ts). */
     price: { type: 'numeric', precision: 12, scale: 2, default: 0 },
