@@ -216,6 +216,26 @@ describe('quests: creation, feeds, changes, tasks and embarking', () => {
       expect(ids(await q.send(alpha, 'GET', '/quests/?name=riverside'))).toEqual([alphaPublic.id]);
     });
 
+    it('a twin that becomes a supplier through PATCH brings its public quests into every feed, and takes them out again', async () => {
+      const patchServices = async (services: string[]) => {
+        const response = await q.send(beta, 'PATCH', `/my/twins/${beta.twinId}/`, { type: 'twins', id: beta.twinId, attributes: { personality: { services } } });
+        expect(response.statusCode).toBe(200);
+      };
+      const alphaFeed = async () => {
+        const body = (await q.send(alpha, 'GET', '/quests/?name=riverside')).json();
+        return { ids: body.data.map((quest: QuestData) => quest.id).sort(), count: body.meta.pagination.count };
+      };
+      await patchServices(['river cruises']);
+      try {
+        expect(await alphaFeed()).toEqual({ ids: [alphaPublic.id, betaQuest.id].sort(), count: 2 });
+        expect((await q.send(alpha, 'GET', `/quests/${betaQuest.id}/tasks/`)).statusCode).toBe(200);
+      } finally {
+        await patchServices([]);
+      }
+      expect(await alphaFeed()).toEqual({ ids: [alphaPublic.id], count: 1 });
+      expectError(await q.send(alpha, 'GET', `/quests/${betaQuest.id}/tasks/`), 404);
+    });
+
     it('filters owned_by, name and description (contains, case-insensitive)', async () => {
       expect(ids(await q.send(alpha, 'GET', `/quests/?owned_by=${alphaSibling}`))).toEqual([alphaOther.id]);
       expect(ids(await q.send(alpha, 'GET', `/quests/?owned_by=${alpha.twinId}`))).toEqual([alphaPublic.id]);
