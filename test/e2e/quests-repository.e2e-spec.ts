@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { QuestListing1763940000000 } from '../../db/migrations/1763940000000-QuestListing';
 import type { TwinTenant } from '../../src/common/auth/tenant';
 import { Sql } from '../../src/database/sql';
 import { QuestsRepository } from '../../src/quests/quests.repository';
@@ -79,6 +80,26 @@ describe('QuestsRepository (SQL)', () => {
     expect([await listed('Hidden walk'), await listed('Draft'), (await feed({})).count]).toEqual([false, false, 2]);
     await sql.query('UPDATE quests SET listed = false WHERE id = $1', [ids['River walk']]);
     expect(await listed('River walk')).toBe(true);
+  });
+
+  it('the migration fills `listed` for the quests already there, and its down step removes it (in a transaction rolled back)', async () => {
+    const migration = new QuestListing1763940000000();
+    const runner = app.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      await runner.startTransaction();
+      await migration.down(runner);
+      const columns = await runner.query(`SELECT 1 FROM information_schema.columns WHERE table_name = 'quests' AND column_name = 'listed'`);
+      expect(columns).toEqual([]);
+      await migration.up(runner);
+      const rows: { id: string; listed: boolean }[] = await runner.query('SELECT id, listed FROM quests WHERE id = ANY ($1::uuid[]) ORDER BY name', [Object.values(ids)]);
+      const byName = Object.fromEntries(Object.entries(ids).map(([name, id]) => [name, rows.find((row) => row.id === id)?.listed]));
+      expect(byName).toEqual({ 'River walk': true, 'Museum tour': true, Draft: false, 'Hidden walk': false });
+    } finally {
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      await runner.release();
+    }
+    expect(await feed({})).toEqual({ count: 2, names: ['Museum tour', 'River walk'] });
   });
 
   /**
