@@ -10,8 +10,9 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * `quests.listed`: the quest is public and its twin is shared, kept in the writing transaction so the feed
  * reads `public AND (listed OR organization_id = <caller's>)` from the quests alone.
  *
- * - `quest_listed` (BEFORE INSERT, and UPDATE of public, twin_id or listed) computes it for the row from
- *   its twin; no statement sets it by hand, as one that tries gets the computed value.
+ * - `quest_listed` (BEFORE INSERT of a public row or one that names `listed`, and UPDATE of public,
+ *   twin_id or listed) computes it for the row from its twin; no statement sets it by hand, as one that
+ *   tries gets the computed value. A private insert (a new quest, an embark's copy) calls no function.
  * - `twin_quests_listed` (AFTER UPDATE of public or services on twins, only when the twin's sharing
  *   changes) sets it on the twin's public quests.
  * - The two cannot miss each other. A twin's change holds its row lock (FOR NO KEY UPDATE) until commit;
@@ -51,19 +52,20 @@ export class QuestListing1763940000000 implements MigrationInterface {
          WHERE q.organization_id = NEW.organization_id AND q.twin_id = NEW.id AND q.public;
         RETURN NULL;
       END $$`);
-    await db.query(`CREATE TRIGGER quest_listed BEFORE INSERT ON quests FOR EACH ROW EXECUTE FUNCTION quest_listed()`);
+    // Filled before the triggers exist, so the fill does not run quest_listed (a locking read of the
+    // twin) again for every row; writers wait meanwhile, so none is missed.
+    await db.query(`LOCK TABLE twins, quests IN SHARE MODE`);
+    await db.query(`
+      UPDATE quests q SET listed = true
+        FROM twins t
+       WHERE t.organization_id = q.organization_id AND t.id = q.twin_id AND q.public AND (t.public OR cardinality(t.services) > 0)`);
+    await db.query(`CREATE TRIGGER quest_listed BEFORE INSERT ON quests FOR EACH ROW WHEN (NEW.public OR NEW.listed) EXECUTE FUNCTION quest_listed()`);
     await db.query(`CREATE TRIGGER quest_listed_update BEFORE UPDATE OF public, twin_id, listed ON quests FOR EACH ROW
       WHEN (OLD.public IS DISTINCT FROM NEW.public OR OLD.twin_id IS DISTINCT FROM NEW.twin_id OR OLD.listed IS DISTINCT FROM NEW.listed)
       EXECUTE FUNCTION quest_listed()`);
     await db.query(`CREATE TRIGGER twin_quests_listed AFTER UPDATE OF public, services ON twins FOR EACH ROW
       WHEN ((OLD.public OR cardinality(OLD.services) > 0) IS DISTINCT FROM (NEW.public OR cardinality(NEW.services) > 0))
       EXECUTE FUNCTION twin_quests_listed()`);
-    // Writers wait while the column is first filled, so none is missed.
-    await db.query(`LOCK TABLE twins, quests IN SHARE MODE`);
-    await db.query(`
-      UPDATE quests q SET listed = true
-        FROM twins t
-       WHERE t.organization_id = q.organization_id AND t.id = q.twin_id AND q.public AND (t.public OR cardinality(t.services) > 0)`);
   }
 
   async down(db: QueryRunner): Promise<void> {

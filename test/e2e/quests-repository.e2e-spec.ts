@@ -80,6 +80,11 @@ describe('QuestsRepository (SQL)', () => {
     expect([await listed('Hidden walk'), await listed('Draft'), (await feed({})).count]).toEqual([false, false, 2]);
     await sql.query('UPDATE quests SET listed = false WHERE id = $1', [ids['River walk']]);
     expect(await listed('River walk')).toBe(true);
+    const inserted: { listed: boolean }[] = await sql.query(
+      `INSERT INTO quests (organization_id, twin_id, name, listed) VALUES ($1, $2, 'Private, listed by hand', true) RETURNING listed`,
+      [maker.organization.id, maker.twin.id],
+    );
+    expect(inserted).toEqual([{ listed: false }]);
   });
 
   it('the migration fills `listed` for the quests already there, and its down step removes it (in a transaction rolled back)', async () => {
