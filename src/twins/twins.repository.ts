@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
 import { SqlParams, unplannedValue } from '../database/sql-params.js';
 import { fieldsetKey, SqlTexts } from '../database/sql-texts.js';
+import { joinJsonParts, jsonArrayPartsSql } from '../database/json-parts.js';
 import type { Tenant } from '../common/auth/tenant.js';
 import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
 import type { CursorRequest } from '../common/json-api/cursor.js';
@@ -131,25 +132,33 @@ const ownPageIds = ({ column: k, direction: d }: { column: string; direction: st
   `SELECT s.id FROM twins s WHERE s.organization_id = $1::uuid ORDER BY s.${k}${d}, s.id${d} LIMIT ${PAGE_SIZE} OFFSET ${PAGE_OFFSET}`;
 
 /**
- * How a counted page is written: `aggregate` builds the JSON of the page's twins (`t`, numbered `t.n`
- * in list order), `empty` is the text of a page past the end, `columns` the twins columns the CTE
- * `page` keeps (only what the aggregate reads: a wide row copied into the CTE for nothing cost the
- * geo listing a fifth of its PostgreSQL time), `included` reads the same CTE when asked for.
+ * How a counted page is written: `item` is the JSON of one of the page's twins (`t`, numbered `t.n` in
+ * list order), `columns` the twins columns the CTE `page` keeps (only what the items read: a wide row
+ * copied into the CTE for nothing cost the geo listing a fifth of its PostgreSQL time), `included`
+ * reads the same CTE when asked for.
  */
 interface PageForm {
-  aggregate: (order: string) => string;
-  empty: string;
+  item: string;
   columns: string;
   included?: string;
 }
 
+/** The text around a page's items: a JSON array, or a GeoJSON FeatureCollection. */
+interface PageBrackets {
+  open: string;
+  close: string;
+}
+const ARRAY: PageBrackets = { open: '[', close: ']' };
+const FEATURES: PageBrackets = { open: '{"type":"FeatureCollection","features":[', close: ']}' };
+
 /**
- * One statement for a whole page: `count`, and `data`, the aggregate of the twins that `pageRows`
- * selects into the CTE `page`. The page is only read and built when it is within the count (past the
- * end the caller answers 404, having paid for the count alone). With `size`, a count that must be
- * computed (`count(*)` of a filter) is skipped when the page itself tells it: a page that holds some
- * rows but fewer than `size` is the last one, so the count is `offset` plus its rows (a map listing of
- * 955 twins in a page of 1,000 scanned its box twice).
+ * One statement for a whole page: `count`, and the items of the twins that `pageRows` selects into the
+ * CTE `page`, in parts (json-parts.ts: a 330 kB page as one text cost a full garbage collection every
+ * dozen pages), one row per part, ordered; `count` and `included` are on every row. The page is only
+ * read and built when it is within the count (past the end the caller answers 404, having paid for the
+ * count alone). With `size`, a count that must be computed (`count(*)` of a filter) is skipped when the
+ * page itself tells it: a page that holds some rows but fewer than `size` is the last one, so the count
+ * is `offset` plus its rows (a map listing of 955 twins in a page of 1,000 scanned its box twice).
  */
 const countedPageSql = ({ count, offset, size, pageRows, form, with_ = [] }: { count: string; offset: string; size?: string; pageRows: string; form: PageForm; with_?: string[] }) => {
   const counted = size
@@ -161,11 +170,20 @@ const countedPageSql = ({ count, offset, size, pageRows, form, with_ = [] }: { c
   // `page` is left to PostgreSQL, which materializes a CTE read twice (by `included`, or by the count of
   // a page that tells its own) and otherwise plans it inside the one subquery that reads it. Materialized
   // always, a list page copied its 50 whole rows into the CTE for nothing: 5–6 % of its PostgreSQL time.
+  // The condition on the count inside the lateral subquery is a one-time filter: past the end, no item is built.
   return `WITH ${[...with_, `page AS (${pageRows})`, `c AS MATERIALIZED (${counted})`].join(', ')}
-   SELECT c.count, CASE WHEN ${offset} < c.count THEN (SELECT ${form.aggregate('t.n')}::text FROM page t) ELSE '${form.empty}' END AS data,
+   SELECT c.count, p.part,
           ${form.included ? `CASE WHEN ${offset} < c.count THEN ${form.included} ELSE '[]' END` : 'NULL::text'} AS included
-     FROM c`;
+     FROM c LEFT JOIN LATERAL (${jsonArrayPartsSql(form.item, `page t WHERE ${offset} < c.count`)}) p ON true
+    ORDER BY p.g`;
 };
+
+/** A counted page's rows (countedPageSql) as its count, JSON text and included resources. */
+const countedJsonOf = (rows: { count: number; part: string | null; included: string | null }[], { open, close }: PageBrackets): CountedJson => ({
+  count: rows[0].count,
+  data: joinJsonParts(rows.map((row) => row.part), open, close),
+  included: rows[0].included,
+});
 
 /** The organizations of the twins in the CTE `page`, each once, as JSON array text (`include=organization`). */
 const includedOrganizationsSql = (fields: Fieldsets | undefined) =>
@@ -214,14 +232,11 @@ const CREATED_KEY: KeysetKey = { sql: (a) => `${a}.created`, cast: '::timestampt
 /** The page's rows from the ids `pageIds` selects in list order (an index-only scan): only they are read from the table. */
 const rowsOfIds = (columns: string, pageIds: string) => `SELECT ${columns}, p.n FROM unnest(ARRAY(${pageIds})) WITH ORDINALITY AS p(id, n) JOIN twins t ON t.id = p.id`;
 
-const jsonArrayOf = (item: string) => (order: string) => `coalesce(json_agg(${item} ORDER BY ${order}), '[]'::json)`;
-
 /** A GeoJSON Feature of the twins row `t` (the map listing's items). */
 const FEATURE_JSON = `json_build_object('id', t.id::text, 'type', 'Feature', 'geometry', ST_AsGeoJSON(t.location)::json,
     'properties', json_build_object('twin_id', t.id::text, 'name', t.name, 'description', t.description))`;
 const FEATURE_COLLECTION: PageForm = {
-  aggregate: (order) => `json_build_object('type', 'FeatureCollection', 'features', coalesce(json_agg(${FEATURE_JSON} ORDER BY ${order}), '[]'::json))`,
-  empty: '{"type":"FeatureCollection","features":[]}',
+  item: FEATURE_JSON,
   columns: 't.id, t.location, t.name, t.description',
 };
 
@@ -310,9 +325,9 @@ export class TwinsRepository {
   async page(tenant: Tenant, query: TwinQuery, page: PageRequest, document: TwinDocument): Promise<CountedJson> {
     const form = (): PageForm => {
       const { item, included } = documentSql(document);
-      return { aggregate: jsonArrayOf(item('t')), empty: '[]', columns: 't.*', included };
+      return { item: item('t'), columns: 't.*', included };
     };
-    return this.countedPage(tenant, query, page, { key: documentKey(document), form });
+    return this.countedPage(tenant, query, page, { key: documentKey(document), form, brackets: ARRAY });
   }
 
   /**
@@ -356,7 +371,7 @@ export class TwinsRepository {
    */
   async featureCollection(tenant: Tenant, query: TwinQuery, page: PageRequest): Promise<CountedJson> {
     // A map tolerates a replica's lag (DATABASE_REPLICA_URLS): nobody expects a twin in it the instant it is saved.
-    return this.countedPage(tenant, { ...query, located: true }, page, { key: 'features', form: () => FEATURE_COLLECTION }, { lagTolerant: true });
+    return this.countedPage(tenant, { ...query, located: true }, page, { key: 'features', form: () => FEATURE_COLLECTION, brackets: FEATURES }, { lagTolerant: true });
   }
 
   /** A counted page written as `written.form()` says; `written.key` tells its SQL apart from other forms' (documentKey). */
@@ -364,7 +379,7 @@ export class TwinsRepository {
     tenant: Tenant,
     query: TwinQuery,
     page: PageRequest,
-    written: { key: string; form: () => PageForm },
+    written: { key: string; form: () => PageForm; brackets: PageBrackets },
     { lagTolerant = false } = {},
   ): Promise<CountedJson> {
     const read = (sql: string, values: unknown[]) => (lagTolerant ? this.sql.replicaQuery(sql, values) : this.sql.query(sql, values));
@@ -377,7 +392,7 @@ export class TwinsRepository {
         const form = written.form();
         return countedPageSql({ count, offset: '$3::bigint', pageRows: rowsOfIds(form.columns, ids), form });
       });
-      return (await read(sql, [tenant.organization.id, page.size, page.offset]))[0];
+      return countedJsonOf(await read(sql, [tenant.organization.id, page.size, page.offset]), written.brackets);
     }
     const form = written.form();
     const { where, orderBy, params } = this.compile(tenant, query);
@@ -396,7 +411,7 @@ export class TwinsRepository {
       const pageRows = `SELECT ${form.columns}, ${numbered} FROM twins t WHERE ${where} ORDER BY ${orderBy} ${limit}`;
       sql = countedPageSql({ count: this.countSql(tenant, query, where), offset, size, pageRows, form });
     }
-    return (await read(sql, params.values))[0];
+    return countedJsonOf(await read(sql, params.values), written.brackets);
   }
 
   /**

@@ -160,6 +160,31 @@ describe('TwinsRepository (SQL)', () => {
     });
   });
 
+  it('a page longer than one part of the statement (~32 kB) comes whole and in order, as a list and as a map', async () => {
+    const long = `rt-long-${randomUUID()}`;
+    // 40 twins of ~4 kB each (multi-byte text): a list page of ~170 kB and a FeatureCollection of ~165 kB.
+    const inserted: { id: string; description: string }[] = await sql.query(
+      `INSERT INTO twins (organization_id, name, description, characteristics, location, created)
+       SELECT $1, 'long ' || i, i || ' ' || repeat('ü€ "quoted" \\ ', 300), ARRAY[$2], ST_SetSRID(ST_MakePoint(151 + i / 1000.0, -41), 4326),
+              '2026-02-01T00:00:00Z'::timestamptz + i * interval '1 second'
+         FROM generate_series(1, 40) i
+       RETURNING id, description`,
+      [caller.organization.id, long],
+    );
+    const list = await twins.page(caller, { characteristics: [long] }, firstPage, { form: 'list' });
+    expect(Number(list.count)).toBe(40);
+    expect(Buffer.byteLength(list.data)).toBeGreaterThan(4 * 32_768);
+    const items: { id: string; attributes: { description: string } }[] = JSON.parse(list.data);
+    expect(items.map((item) => [item.id, item.attributes.description])).toEqual(inserted.map((row) => [row.id, row.description]));
+    const map = await twins.featureCollection(caller, { characteristics: [long] }, firstPage);
+    const collection: { type: string; features: { id: string; properties: { description: string } }[] } = JSON.parse(map.data);
+    expect(collection.type).toBe('FeatureCollection');
+    expect(collection.features.map((feature) => [feature.id, feature.properties.description])).toEqual(inserted.map((row) => [row.id, row.description]));
+    // Past the end: the count, no items.
+    const past = await twins.page(caller, { characteristics: [long] }, { number: 2, size: 50, offset: 50 }, { form: 'list' });
+    expect([Number(past.count), past.data]).toEqual([40, '[]']);
+  });
+
   it('the detail: a twin the caller cannot see is not found', async () => {
     expect(JSON.parse((await twins.findVisibleJson(caller, ids.B1, DETAIL))!.data).id).toBe(ids.B1);
     expect(await twins.findVisibleJson(caller, ids.B2, DETAIL)).toBeUndefined();
