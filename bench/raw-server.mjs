@@ -13,6 +13,9 @@
 //   generic plan instead of planning every execution again);
 // - JSON built by PostgreSQL (json_build_object / json_agg … ::text) and sent as a string, never parsed
 //   in Node; Node only splices the small links/meta around it;
+// - long pages (a provider's list, the map and distance listings, 330 kB) come as rows of ~32 kB parts
+//   that Node joins: pg assembles a long row in a buffer it doubles, memory outside V8's heap whose
+//   growth starts full garbage collections (PARTS below);
 // - writes (POST/PATCH events, embark) are single statements with data-modifying CTEs, including the
 //   pg_notify the service's event stream relies on.
 // Input validation of request documents is real (same limits as the service); error answers are
@@ -141,6 +144,17 @@ const SQL_TWIN_ETAG = `WITH ${AUTH}
 SELECT a.org, a.twin, (SELECT ${TWIN_ETAG} FROM twins t WHERE a.org IS NOT NULL AND t.id = $4::uuid AND ${VISIBLE('t')}) AS etag
   FROM a`;
 
+/**
+ * The JSON array of `item` over the rows `from` (aliased t, numbered t.n) as rows `part` of ~32 kB (items
+ * joined by commas), ordered by `g`; no rows for no items. One 330 kB row makes pg grow its parse buffer
+ * 64 → 512 kB (memory outside V8's heap, whose growth starts full collections); 32 kB rows fit its
+ * 64 kB socket reads. `answerParts` joins them.
+ */
+const PARTS = (item, from) => `SELECT string_agg(i.item, ',' ORDER BY i.n) AS part, i.g
+  FROM (SELECT i.item, i.n, (sum(octet_length(i.item)) OVER (ORDER BY i.n) - octet_length(i.item)) / 32768 AS g
+          FROM (SELECT (${item})::text AS item, t.n FROM ${from}) i) i
+ GROUP BY i.g`;
+
 /** The count (twin_counts) of the visible twins: every organization's shared ones plus the caller's others. */
 const VISIBLE_COUNT = `((SELECT coalesce(sum(c.shared), 0) FROM twin_counts c)
    + coalesce((SELECT c.total - c.shared FROM twin_counts c WHERE c.organization_id = $2::uuid), 0))::int`;
@@ -166,17 +180,16 @@ SELECT a.org, a.twin, CASE WHEN a.org IS NOT NULL THEN ${VISIBLE_COUNT} END AS c
  * GET /twins/?organization=<org> alone — $4 organization, $5 size, $6 offset. The caller's own
  * organization: all its twins (count: its total); another one: its shared twins (count: its shared).
  */
-const SQL_TWINS_OF_ORGANIZATION = `WITH ${AUTH}
+const SQL_TWINS_OF_ORGANIZATION = `WITH ${AUTH},
+p AS (SELECT s.id, row_number() OVER (ORDER BY s.created, s.id) AS n FROM twins s
+       WHERE (SELECT a.org FROM a) IS NOT NULL AND s.organization_id = $4::uuid AND ($4::uuid = $2::uuid OR ${SHARED('s')})
+       ORDER BY s.created, s.id LIMIT (SELECT $5::int) OFFSET (SELECT $6::bigint))
 SELECT a.org, a.twin,
        CASE WHEN a.org IS NOT NULL THEN coalesce((SELECT CASE WHEN $4::uuid = $2::uuid THEN c.total ELSE c.shared END
                                                   FROM twin_counts c WHERE c.organization_id = $4::uuid), 0)::int END AS count,
-       CASE WHEN a.org IS NOT NULL THEN
-         (SELECT json_agg(${TWIN_LIST_JSON} ORDER BY p.created, p.id)::text
-            FROM (SELECT s.id, s.created FROM twins s
-                   WHERE s.organization_id = $4::uuid AND ($4::uuid = $2::uuid OR ${SHARED('s')})
-                   ORDER BY s.created, s.id LIMIT (SELECT $5::int) OFFSET (SELECT $6::bigint)) p
-            JOIN twins t ON t.id = p.id) END AS body
-  FROM a`;
+       b.part
+  FROM a LEFT JOIN LATERAL (${PARTS(TWIN_LIST_JSON, '(SELECT t.*, p.n FROM p JOIN twins t ON t.id = p.id) t')}) b ON a.org IS NOT NULL
+ ORDER BY b.g`;
 
 /** GET /my/twins/ without filters — $4 size, $5 offset; count: the organization's total. */
 const SQL_MY_TWINS_PAGE = `WITH ${AUTH}
@@ -198,19 +211,19 @@ function filteredTwinsSql({ where, orderBy, size, offset }, form) {
   const columns = form === 'geo' ? 't.id, t.location, t.name, t.description' : 't.*';
   const page = `SELECT ${columns}, row_number() OVER (ORDER BY ${orderBy}) AS n FROM twins t
                  WHERE (SELECT a.org FROM a) IS NOT NULL AND ${where} ORDER BY ${orderBy} LIMIT ${size} OFFSET ${offset}`;
-  const body =
+  const item =
     form === 'geo'
-      ? `(SELECT json_build_object('type', 'FeatureCollection', 'features', coalesce(json_agg(json_build_object(
-            'id', f.id::text, 'type', 'Feature', 'geometry', ST_AsGeoJSON(f.location)::json,
-            'properties', json_build_object('twin_id', f.id::text, 'name', f.name, 'description', f.description)) ORDER BY f.n), '[]'))::text
-            FROM p f)`
-      : `(SELECT json_agg(${form === 'own' ? TWIN_OWN_JSON : TWIN_LIST_JSON} ORDER BY t.n)::text FROM p t)`;
+      ? `json_build_object('id', t.id::text, 'type', 'Feature', 'geometry', ST_AsGeoJSON(t.location)::json,
+            'properties', json_build_object('twin_id', t.id::text, 'name', t.name, 'description', t.description))`
+      : form === 'own' ? TWIN_OWN_JSON : TWIN_LIST_JSON;
   return `WITH ${AUTH}, p AS MATERIALIZED (${page})
-SELECT a.org, a.twin, c.count, CASE WHEN a.org IS NOT NULL THEN ${body} END AS body
-  FROM a, LATERAL (SELECT CASE WHEN a.org IS NULL THEN NULL
+SELECT a.org, a.twin, c.count, b.part
+  FROM a CROSS JOIN LATERAL (SELECT CASE WHEN a.org IS NULL THEN NULL
                                WHEN r.rows > 0 AND r.rows < ${size} THEN (${offset} + r.rows)::int
                                ELSE (SELECT count(*)::int FROM twins t WHERE ${where}) END AS count
-                     FROM (SELECT count(*) AS rows FROM p) r) c`;
+                     FROM (SELECT count(*) AS rows FROM p) r) c
+  LEFT JOIN LATERAL (${PARTS(item, 'p t')}) b ON a.org IS NOT NULL
+ ORDER BY b.g`;
 }
 
 /** POST /events/ — $4 id, $5 name, $6 category, $7 data. Inserts only for a known twin of a member organization. */
@@ -490,13 +503,27 @@ function textOf(name, build) {
 /** Runs a named statement and judges the caller from its first row (see AUTH). */
 async function answer(name, text, values, twin) {
   const { rows } = await pool.query({ name, text, values });
-  const row = rows[0];
+  return check(rows[0], values, twin);
+}
+
+/** The authentication verdicts of a statement's first row (AUTH): 401, 403, or the row. */
+function check(row, values, twin) {
   if (!row) throw new HttpError(401, 'not_authenticated', 'The access token is unknown, revoked or expired.', { header: 'Authorization' });
   if (!row.org) throw new HttpError(403, 'forbidden', 'The account is not a member of that organization.', { header: 'X-Organization' });
   if (twin === 'required' && !row.twin) throw new HttpError(403, 'forbidden', 'The twin does not belong to the selected organization.', { header: 'X-Twin' });
   if (twin === 'optional' && values[2] !== null && !row.twin) {
     throw new HttpError(403, 'forbidden', 'The twin does not belong to the selected organization.', { header: 'X-Twin' });
   }
+  return row;
+}
+
+/** `answer` of a statement whose page comes in parts (PARTS): the first row, its `body` the parts joined between `open` and `close` (null for none). */
+async function answerParts(name, text, values, twin, open = '[', close = ']') {
+  const { rows } = await pool.query({ name, text, values });
+  const row = check(rows[0], values, twin);
+  const parts = [];
+  for (const r of rows) if (r.part !== null) parts.push(r.part);
+  row.body = parts.length === 0 ? null : open + parts.join(',') + close;
   return row;
 }
 
@@ -972,13 +999,13 @@ app.get('/twins', async (request, reply) => {
   if (!geo && names.length === 0) {
     row = await answer('twins-page', SQL_TWINS_PAGE, [...values, page.size, page.offset], 'optional');
   } else if (!geo && names.length === 1 && names[0] === 'organization') {
-    row = await answer('twins-of-organization', SQL_TWINS_OF_ORGANIZATION, [...values, filters.organization, page.size, page.offset], 'optional');
+    row = await answerParts('twins-of-organization', SQL_TWINS_OF_ORGANIZATION, [...values, filters.organization, page.size, page.offset], 'optional');
   } else {
     const compiled = compileTwinFilters(filters, { own: false, located: geo });
     const [size, offset] = [compiled.add(page.size, '::int'), compiled.add(page.offset, '::bigint')];
     const name = `twins-${compiled.key}`;
     const sql = textOf(name, () => filteredTwinsSql({ ...compiled, size, offset }, geo ? 'geo' : 'list'));
-    const query = () => answer(name, sql, [...values, ...compiled.values], 'optional');
+    const query = () => (geo ? answerParts(name, sql, [...values, ...compiled.values], 'optional', '{"type":"FeatureCollection","features":[', ']}') : answerParts(name, sql, [...values, ...compiled.values], 'optional'));
     row = await (geo ? geoBudget(page.size, query) : query());
   }
   if (!geo) return send(reply, pageEnvelope(request, page, row.count, row.body).body);
@@ -998,7 +1025,7 @@ app.get('/my/twins', async (request, reply) => {
     const compiled = compileTwinFilters(filters, { own: true, located: false });
     const [size, offset] = [compiled.add(page.size, '::int'), compiled.add(page.offset, '::bigint')];
     const name = `twins-${compiled.key}`;
-    row = await answer(name, textOf(name, () => filteredTwinsSql({ ...compiled, size, offset }, 'own')), [...values, ...compiled.values], undefined);
+    row = await answerParts(name, textOf(name, () => filteredTwinsSql({ ...compiled, size, offset }, 'own')), [...values, ...compiled.values], undefined);
   }
   return send(reply, pageEnvelope(request, page, row.count, row.body).body);
 });
