@@ -146,7 +146,7 @@ SELECT a.org, a.twin, (SELECT ${TWIN_ETAG} FROM twins t WHERE a.org IS NOT NULL 
 
 /**
  * The JSON array of `item` over the rows `from` (aliased t, numbered t.n) as rows `part` of ~32 kB (items
- * joined by commas), ordered by `g`; no rows for no items. One 330 kB row makes pg grow its parse buffer
+ * joined by commas) with their place `g`; no rows for no items. One 330 kB row makes pg grow its parse buffer
  * 64 → 512 kB (memory outside V8's heap, whose growth starts full collections); 32 kB rows fit its
  * 64 kB socket reads. `answerParts` joins them.
  */
@@ -187,9 +187,9 @@ p AS (SELECT s.id, row_number() OVER (ORDER BY s.created, s.id) AS n FROM twins 
 SELECT a.org, a.twin,
        CASE WHEN a.org IS NOT NULL THEN coalesce((SELECT CASE WHEN $4::uuid = $2::uuid THEN c.total ELSE c.shared END
                                                   FROM twin_counts c WHERE c.organization_id = $4::uuid), 0)::int END AS count,
-       b.part
+       b.part, b.g::int AS g
   FROM a LEFT JOIN LATERAL (${PARTS(TWIN_LIST_JSON, '(SELECT t.*, p.n FROM p JOIN twins t ON t.id = p.id) t')}) b ON a.org IS NOT NULL
- ORDER BY b.g`;
+`;
 
 /** GET /my/twins/ without filters — $4 size, $5 offset; count: the organization's total. */
 const SQL_MY_TWINS_PAGE = `WITH ${AUTH}
@@ -217,13 +217,13 @@ function filteredTwinsSql({ where, orderBy, size, offset }, form) {
             'properties', json_build_object('twin_id', t.id::text, 'name', t.name, 'description', t.description))`
       : form === 'own' ? TWIN_OWN_JSON : TWIN_LIST_JSON;
   return `WITH ${AUTH}, p AS MATERIALIZED (${page})
-SELECT a.org, a.twin, c.count, b.part
+SELECT a.org, a.twin, c.count, b.part, b.g::int AS g
   FROM a CROSS JOIN LATERAL (SELECT CASE WHEN a.org IS NULL THEN NULL
                                WHEN r.rows > 0 AND r.rows < ${size} THEN (${offset} + r.rows)::int
                                ELSE (SELECT count(*)::int FROM twins t WHERE ${where}) END AS count
                      FROM (SELECT count(*) AS rows FROM p) r) c
   LEFT JOIN LATERAL (${PARTS(item, 'p t')}) b ON a.org IS NOT NULL
- ORDER BY b.g`;
+`;
 }
 
 /** POST /events/ — $4 id, $5 name, $6 category, $7 data. Inserts only for a known twin of a member organization. */
@@ -521,9 +521,9 @@ function check(row, values, twin) {
 async function answerParts(name, text, values, twin, open = '[', close = ']') {
   const { rows } = await pool.query({ name, text, values });
   const row = check(rows[0], values, twin);
-  const parts = [];
-  for (const r of rows) if (r.part !== null) parts.push(r.part);
-  row.body = parts.length === 0 ? null : open + parts.join(',') + close;
+  // In the order of their places, sorted here: an ORDER BY in the statement costs PostgreSQL more.
+  const parts = rows.filter((r) => r.part !== null).sort((a, b) => a.g - b.g);
+  row.body = parts.length === 0 ? null : open + parts.map((r) => r.part).join(',') + close;
   return row;
 }
 
