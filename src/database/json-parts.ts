@@ -5,25 +5,27 @@
  * than what it holds (64 → 128 → 256 → 512 kB for a 330 kB page). Those buffers are memory outside V8's
  * heap, and V8 starts a full collection after every ~30 MB of it: a 330 kB map listing or provider
  * page made one every dozen requests, each marking the whole live heap on the helper threads. Rows of
- * ≤ 32 kB fit the socket's 64 kB reads, so the driver parses them in the buffers it already has. In a
- * loop of 955-feature pages at 8 at once with a service-sized heap: 28–30 full collections in 1,500
- * pages as one text, none in parts; Node CPU 2.5 ms a page → 0.6 ms (docs/PERFORMANCE.md).
+ * ≤ 32 kB fit the socket's 64 kB reads, so the driver parses them in the buffers it already has; a
+ * caller chooses how many of its items make about 32 kB. In a loop of 955-feature pages at 8 at once
+ * with a service-sized heap: 28–30 full collections in 1,500 pages as one text, none in parts; Node CPU
+ * 2.5 ms a page → 0.6 ms (docs/PERFORMANCE.md).
  */
-
-/** About how long one part is (bytes of JSON text; a single longer item is a part of its own). */
-const PART_BYTES = 32_768;
 
 /**
- * A subquery of the parts of the JSON array of `item` over the rows `from` (aliased `t`) in the order
- * of `t.<position>`: columns `part` (items joined by commas, no brackets) and `g` (the part's place, from
- * 0). No rows for no items. `item` is JSON SQL of the row `t`. The statement need not sort the parts:
- * joinJsonParts does (an ORDER BY over the parts' rows cost the map listing ~20 % more PostgreSQL time).
+ * A subquery of the parts of the JSON array of `item` over the rows `from` (aliased `t`, numbered by
+ * consecutive integers `t.n` in the array's order), `itemsPerPart` items a part: columns `part` (items
+ * joined by commas, no brackets) and `g` (the part's place). No rows for no items. `item` is JSON SQL
+ * of the row `t`. Parts are counted in items, not bytes: sizing them by a running `sum(octet_length(…))`
+ * window doubled the PostgreSQL time of a 50-twin list page (1,680 against 765 µs; grouped by count,
+ * 1,213 against 1,147 in another run). The statement need not sort the parts: joinJsonParts does (an
+ * ORDER BY over the parts' rows cost the map listing ~20 % more PostgreSQL time).
  */
-export function jsonArrayPartsSql(item: string, from: string, position = 'n'): string {
-  return `SELECT string_agg(i.item, ',' ORDER BY i.n) AS part, i.g
-     FROM (SELECT i.item, i.n, (sum(octet_length(i.item)) OVER (ORDER BY i.n) - octet_length(i.item)) / ${PART_BYTES} AS g
-             FROM (SELECT (${item})::text AS item, t.${position} AS n FROM ${from}) i) i
-    GROUP BY i.g`;
+export function jsonArrayPartsSql(item: string, from: string, itemsPerPart: number): string {
+  // One item a part needs no grouping: a 50-twin list page cost PostgreSQL 813 µs so, 987 grouped by four.
+  if (itemsPerPart === 1) return `SELECT (${item})::text AS part, t.n AS g FROM ${from}`;
+  return `SELECT string_agg((${item})::text, ',' ORDER BY t.n) AS part, (t.n - 1) / ${itemsPerPart} AS g
+     FROM ${from}
+    GROUP BY (t.n - 1) / ${itemsPerPart}`;
 }
 
 /** A row of jsonArrayPartsSql's parts as read (both null on the one row of a page with no items). */
