@@ -145,15 +145,18 @@ SELECT a.org, a.twin, (SELECT ${TWIN_ETAG} FROM twins t WHERE a.org IS NOT NULL 
   FROM a`;
 
 /**
- * The JSON array of `item` over the rows `from` (aliased t, numbered t.n) as rows `part` of ~32 kB (items
- * joined by commas) with their place `g`; no rows for no items. One 330 kB row makes pg grow its parse buffer
- * 64 → 512 kB (memory outside V8's heap, whose growth starts full collections); 32 kB rows fit its
- * 64 kB socket reads. `answerParts` joins them.
+ * The JSON array of `item` over the rows `from` (aliased t, numbered t.n consecutively) as rows `part`
+ * of `perPart` items (joined by commas) with their place `g`; no rows for no items. One 330 kB row makes
+ * pg grow its parse buffer 64 → 512 kB (memory outside V8's heap, whose growth starts full
+ * collections); ~32 kB rows fit its 64 kB socket reads. `answerParts` joins them in order. Grouped by
+ * count: a running byte count (a window) doubled PostgreSQL's time for a 50-twin page.
  */
-const PARTS = (item, from) => `SELECT string_agg(i.item, ',' ORDER BY i.n) AS part, i.g
-  FROM (SELECT i.item, i.n, (sum(octet_length(i.item)) OVER (ORDER BY i.n) - octet_length(i.item)) / 32768 AS g
-          FROM (SELECT (${item})::text AS item, t.n FROM ${from}) i) i
- GROUP BY i.g`;
+const PARTS = (item, from, perPart) => perPart === 1 ? `SELECT (${item})::text AS part, t.n AS g FROM ${from}` : `SELECT string_agg((${item})::text, ',' ORDER BY t.n) AS part, (t.n - 1) / ${perPart} AS g
+  FROM ${from}
+ GROUP BY (t.n - 1) / ${perPart}`;
+/** Items a part: twins in list form (1–8 kB) one by one (grouping costs PostgreSQL more), map features (~340 bytes) by 100. */
+const TWINS_PER_PART = 1;
+const FEATURES_PER_PART = 100;
 
 /** The count (twin_counts) of the visible twins: every organization's shared ones plus the caller's others. */
 const VISIBLE_COUNT = `((SELECT coalesce(sum(c.shared), 0) FROM twin_counts c)
@@ -188,7 +191,7 @@ SELECT a.org, a.twin,
        CASE WHEN a.org IS NOT NULL THEN coalesce((SELECT CASE WHEN $4::uuid = $2::uuid THEN c.total ELSE c.shared END
                                                   FROM twin_counts c WHERE c.organization_id = $4::uuid), 0)::int END AS count,
        b.part, b.g::int AS g
-  FROM a LEFT JOIN LATERAL (${PARTS(TWIN_LIST_JSON, '(SELECT t.*, p.n FROM p JOIN twins t ON t.id = p.id) t')}) b ON a.org IS NOT NULL
+  FROM a LEFT JOIN LATERAL (${PARTS(TWIN_LIST_JSON, '(SELECT t.*, p.n FROM p JOIN twins t ON t.id = p.id) t', TWINS_PER_PART)}) b ON a.org IS NOT NULL
 `;
 
 /** GET /my/twins/ without filters — $4 size, $5 offset; count: the organization's total. */
@@ -222,7 +225,7 @@ SELECT a.org, a.twin, c.count, b.part, b.g::int AS g
                                WHEN r.rows > 0 AND r.rows < ${size} THEN (${offset} + r.rows)::int
                                ELSE (SELECT count(*)::int FROM twins t WHERE ${where}) END AS count
                      FROM (SELECT count(*) AS rows FROM p) r) c
-  LEFT JOIN LATERAL (${PARTS(item, 'p t')}) b ON a.org IS NOT NULL
+  LEFT JOIN LATERAL (${PARTS(item, 'p t', form === 'geo' ? FEATURES_PER_PART : TWINS_PER_PART)}) b ON a.org IS NOT NULL
 `;
 }
 
