@@ -16,13 +16,12 @@
  * consecutive integers `t.n` in the array's order), `itemsPerPart` items a part: columns `part` (items
  * joined by commas, no brackets) and `g` (the part's place). No rows for no items. `item` is JSON SQL
  * of the row `t`. Parts are counted in items, not bytes: sizing them by a running `sum(octet_length(…))`
- * window doubled the PostgreSQL time of a 50-twin list page (1,680 against 765 µs; grouped by count,
- * 1,213 against 1,147 in another run). The statement need not sort the parts: joinJsonParts does (an
- * ORDER BY over the parts' rows cost the map listing ~20 % more PostgreSQL time).
+ * window doubled the PostgreSQL time of a 50-twin list page (1,680 against 765 µs as one text). Few
+ * items a part cost Node a row object each (one twin a row: a 50-twin page 100–150 µs more than eight a
+ * row). The statement need not sort the parts: joinJsonParts does (an ORDER BY over the parts' rows cost
+ * the map listing ~20 % more PostgreSQL time).
  */
 export function jsonArrayPartsSql(item: string, from: string, itemsPerPart: number): string {
-  // One item a part needs no grouping: a 50-twin list page cost PostgreSQL 813 µs so, 987 grouped by four.
-  if (itemsPerPart === 1) return `SELECT (${item})::text AS part, t.n AS g FROM ${from}`;
   return `SELECT string_agg((${item})::text, ',' ORDER BY t.n) AS part, (t.n - 1) / ${itemsPerPart} AS g
      FROM ${from}
     GROUP BY (t.n - 1) / ${itemsPerPart}`;

@@ -146,10 +146,11 @@ interface PageForm {
 }
 
 /**
- * Twins a part of a JSON:API list page (json-parts.ts): one, as a twin is 1–8 kB (~7 kB in the bench's
- * data) and a page at most 100 of them; grouping them by four cost a 50-twin page ~20 % more PostgreSQL time.
+ * Twins a part of a JSON:API list page (json-parts.ts): 1–8 kB each (~7 kB on the bench's provider page,
+ * ~0.8 kB on its list page), so a part is 8–64 kB. One a row cost a small page's Node time a row object
+ * each; a provider's page took 1,533 µs of Node and 3,670 of PostgreSQL by eight (1,850 / 4,500 one a row).
  */
-const TWINS_PER_PART = 1;
+const TWINS_PER_PART = 8;
 
 /** PageForm.columns of the forms whose items read the whole twins row (the JSON:API lists). */
 const WHOLE_ROW = 't.*';
