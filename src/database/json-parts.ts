@@ -1,12 +1,12 @@
 /**
- * Long JSON arrays built by PostgreSQL, read as rows of at most about 32 kB each instead of one text.
+ * Long JSON arrays built by PostgreSQL, read as rows of a few dozen kB each instead of one text.
  *
  * Why: `pg` assembles each row of the wire protocol in one buffer, doubling it while the row is longer
  * than what it holds (64 → 128 → 256 → 512 kB for a 330 kB page). Those buffers are memory outside V8's
  * heap, and V8 starts a full collection after every ~30 MB of it: a 330 kB map listing or provider
- * page made one every dozen requests, each marking the whole live heap on the helper threads. Rows of
- * ≤ 32 kB fit the socket's 64 kB reads, so the driver parses them in the buffers it already has; a
- * caller chooses how many of its items make about 32 kB. In a loop of 955-feature pages at 8 at once
+ * page made one every dozen requests, each marking the whole live heap on the helper threads. Rows that
+ * fit the socket's 64 kB reads are parsed in the buffers the driver already has; a caller chooses how
+ * many of its items make such a row. In a loop of 955-feature pages at 8 at once
  * with a service-sized heap: 28–30 full collections in 1,500 pages as one text, none in parts; Node CPU
  * 2.5 ms a page → 0.6 ms (docs/PERFORMANCE.md).
  */

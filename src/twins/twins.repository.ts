@@ -139,7 +139,7 @@ const ownPageIds = ({ column: k, direction: d }: { column: string; direction: st
  */
 interface PageForm {
   item: string;
-  /** How many items make a part of about 32 kB (json-parts.ts). */
+  /** How many items make a part of a few dozen kB (json-parts.ts). */
   itemsPerPart: number;
   columns: string;
   included?: string;
