@@ -167,7 +167,7 @@ const FEATURES: PageBrackets = { open: '{"type":"FeatureCollection","features":[
  * One statement for a whole page: `count`, and the items of the twins that `pageRows` selects into the
  * CTE `page`, in parts (json-parts.ts: a 330 kB page as one text cost a full garbage collection every
  * dozen pages), one row per part with its place `g` (countedJsonOf orders them: an ORDER BY here cost the
- * map listing ~20 % more PostgreSQL time per page); `count` and `included` are on every row. The page is only
+ * map listing ~20 % more PostgreSQL time per page); `count` is on every row, `included` on a row of its own. The page is only
  * read and built when it is within the count (past the end the caller answers 404, having paid for the
  * count alone). With `size`, a count that must be computed (`count(*)` of a filter) is skipped when the
  * page itself tells it: a page that holds some rows but fewer than `size` is the last one, so the count
@@ -201,10 +201,13 @@ const countedPageSql = ({
   // a page that tells its own) and otherwise plans it inside the one subquery that reads it. Materialized
   // always, a list page copied its 50 whole rows into the CTE for nothing: 5–6 % of its PostgreSQL time.
   // The condition on the count inside the lateral subquery is a one-time filter: past the end, no item is built.
-  return `WITH ${[...with_, `page AS (${pageRows})`, `c AS MATERIALIZED (${counted})`].join(', ')}
-   SELECT c.count, p.part, p.g::int AS g,
-          ${form.included ? `CASE WHEN ${offset} < c.count THEN ${form.included} ELSE '[]' END` : 'NULL::text'} AS included
+  // `included` is a row of its own, so its text is sent and read once, not with every part.
+  const parts = `SELECT c.count, p.part, p.g::int AS g, NULL::text AS included
      FROM c LEFT JOIN LATERAL (${jsonArrayPartsSql(form.item, `${rows} WHERE ${offset} < c.count`, form.itemsPerPart)}) p ON true`;
+  return `WITH ${[...with_, `page AS (${pageRows})`, `c AS MATERIALIZED (${counted})`].join(', ')}
+   ${form.included ? `${parts}
+   UNION ALL
+   SELECT c.count, NULL, NULL, CASE WHEN ${offset} < c.count THEN ${form.included} ELSE '[]' END FROM c` : parts}`;
 };
 
 /** The whole rows of a page whose CTE keeps only `id` (and `organization_id`, for `included`), read by id. */
@@ -214,7 +217,7 @@ const PAGE_ROWS_BY_ID = '(SELECT t.*, p.n FROM page p JOIN twins t ON t.id = p.i
 const countedJsonOf = (rows: (JsonPart & { count: number; included: string | null })[], { open, close }: PageBrackets): CountedJson => ({
   count: rows[0].count,
   data: joinJsonParts(rows, open, close),
-  included: rows[0].included,
+  included: rows.find((row) => row.included !== null)?.included ?? null,
 });
 
 /** The organizations of the twins in the CTE `page`, each once, as JSON array text (`include=organization`). */

@@ -182,6 +182,10 @@ describe('TwinsRepository (SQL)', () => {
     const collection: { type: string; features: { id: string; properties: { description: string } }[] } = JSON.parse(map.data);
     expect(collection.type).toBe('FeatureCollection');
     expect(collection.features.map((feature) => [feature.id, feature.properties.description])).toEqual(inserted.map((row) => [row.id, row.description]));
+    // With include=organization: the same items, and the organization once.
+    const withOrganization = await twins.page(caller, { characteristics: [long] }, firstPage, { form: 'list', includeOrganization: true });
+    expect(withOrganization.data).toBe(list.data);
+    expect(JSON.parse(withOrganization.included!).map((o: { id: string }) => o.id)).toEqual([caller.organization.id]);
     // Past the end: the count, no items.
     const past = await twins.page(caller, { characteristics: [long] }, { number: 2, size: 50, offset: 50 }, { form: 'list' });
     expect([Number(past.count), past.data]).toEqual([40, '[]']);
