@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ActsAsTwin } from '../common/auth/route-access.js';
 import { Tenant } from '../common/auth/tenant.js';
 import { readIfMatch } from '../common/http/conditional.js';
-import { absoluteRequestUrl, absoluteUrl } from '../common/http/request-url.js';
+import { absoluteUrl } from '../common/http/request-url.js';
 import { ResourceBody, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { GEO_JSON_MEDIA_TYPE, JSON_API_MEDIA_TYPE } from '../common/json-api/resource.js';
 import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
@@ -51,7 +51,7 @@ export class TwinsController {
     reply.header('vary', 'Accept, Content-Type');
     if (!wantsGeoJson(request.headers)) return this.twins.list(tenant, query);
     reply.header('content-type', GEO_JSON_MEDIA_TYPE);
-    return this.twins.geoList(tenant, query, absoluteRequestUrl(request, this.config.publicUrl));
+    return this.twins.geoList(tenant, query);
   }
 
   @Get('twins/:id')

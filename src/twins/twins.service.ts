@@ -2,10 +2,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Tenant } from '../common/auth/tenant.js';
 import { ConcurrencyLimit } from '../common/concurrency.js';
 import { idExists, invalidDocument, invalidParameter, notFound, preconditionFailed } from '../common/json-api/api-error.js';
-import { RawBody, Tagged, versionedRead, type Conditional } from '../common/json-api/envelope.js';
+import { FeaturePage, Tagged, versionedRead, type Conditional } from '../common/json-api/envelope.js';
 import { versionEtag, type Precondition } from '../common/http/conditional.js';
 import { cursorPageOfJson, cursorRequest, cursorScope, CursorCodec, type CursorPage } from '../common/json-api/cursor.js';
-import { assertPageExists, isCursorPaging, Page, pageLinks, pageOfJson, pageRequest, paginationMeta, type PageParams } from '../common/json-api/pagination.js';
+import { assertPageExists, isCursorPaging, Page, pageOfJson, pageRequest, type PageParams } from '../common/json-api/pagination.js';
 import { representationVariant, type Representation } from '../common/json-api/representation.js';
 import { assertIdMatchesPath, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { JsonText, type ResourceObject } from '../common/json-api/resource.js';
@@ -87,18 +87,15 @@ export class TwinsService {
    * The FeatureCollection is JSON text made by PostgreSQL and spliced in unparsed; `data.meta` and
    * `data.links` repeat the page's pagination meta and links. Twins without a location are not counted.
    */
-  async geoList(tenant: Tenant, { page: pageParams, fields, include, sort, ...filters }: TwinListQuery, requestUrl: URL): Promise<RawBody<string>> {
+  async geoList(tenant: Tenant, { page: pageParams, fields, include, sort, ...filters }: TwinListQuery): Promise<FeaturePage> {
     if (isCursorPaging(pageParams)) throw invalidParameter(pageParams.after !== undefined ? 'page_after' : 'page_before', 'The map listing (application/geo+json) is paged by page_number.');
     const parameter = include.size > 0 ? 'include' : Object.keys(fields).map((type) => `fields[${type}]`)[0];
     if (parameter) throw invalidParameter(parameter, `${parameter} applies to JSON:API documents, not to the map listing (application/geo+json).`);
     const twinQuery = withSort(await this.resolve(tenant, filters), sort);
     const request = pageRequest(pageParams, { defaultSize: this.config.geoPageSizeDefault, maxSize: this.config.geoPageSizeMax });
-    const { count, data: results } = await this.geoListings.run(request.size, () => this.twins.featureCollection(tenant, twinQuery, request));
+    const { count, data: features } = await this.geoListings.run(request.size, () => this.twins.featureCollection(tenant, twinQuery, request));
     assertPageExists(request, count);
-    const page = new Page(undefined, request, count);
-    const links = JSON.stringify(pageLinks(requestUrl, page));
-    const meta = JSON.stringify(paginationMeta(page));
-    return new RawBody(`{"links":${links},"data":{"results":${results},"meta":${meta},"links":${links}},"meta":${meta}}`);
+    return new FeaturePage(features, new Page(undefined, request, count));
   }
 
   /**
