@@ -2,7 +2,7 @@
 // bench/run.mjs (throughput) and bench/cpu-per-request.mjs (CPU time per request).
 import { fork, spawn } from 'node:child_process';
 import { createHash, createHmac } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { openSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -59,13 +59,19 @@ export async function waitReady(port, child, name) {
   throw new Error(`${name} did not answer /health within 60 s`);
 }
 
+/**
+ * A server's standard output: dropped, or written to `file` (PROFILE_STDOUT for the service,
+ * PROFILE_RAW_STDOUT for the raw server), where V8's own traces go (bench/gc-trace.mjs).
+ */
+const stdoutTo = (file) => (file ? openSync(file, 'w') : 'ignore');
+
 export function startService(url, port = SERVICE_PORT) {
   const child = spawn(process.execPath, [join(root, 'dist/src/main.js')], {
     cwd: root,
     env: {
       ...process.env,
       // PROFILE_NODE_OPTIONS (say `--cpu-prof --cpu-prof-dir=/tmp/prof`) looks inside the service only;
-      // PROFILE_RAW_NODE_OPTIONS inside the raw server (startRaw).
+      // PROFILE_RAW_NODE_OPTIONS inside the raw server (startRaw); PROFILE_STDOUT keeps what it prints.
       NODE_OPTIONS: `${SERVICE_NODE_OPTIONS} ${process.env.PROFILE_NODE_OPTIONS ?? ''}`,
       NODE_ENV: 'production',
       DATABASE_URL: url,
@@ -77,7 +83,7 @@ export function startService(url, port = SERVICE_PORT) {
       LOG_LEVEL: 'warn',
       CURSOR_SECRET: BENCH_CURSOR_SECRET,
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', stdoutTo(process.env.PROFILE_STDOUT), 'pipe'],
   });
   child.stderr.on('data', (chunk) => process.env.BENCH_VERBOSE && process.stderr.write(chunk));
   return child;
@@ -88,7 +94,7 @@ export function startRaw(url, port = RAW_PORT) {
     cwd: root,
     // The same V8 heap bounds as the service: the ratio is about the framework layers, not heap sizing.
     env: { ...process.env, NODE_OPTIONS: `${SERVICE_NODE_OPTIONS} ${process.env.PROFILE_RAW_NODE_OPTIONS ?? ''}`, NODE_ENV: 'production', DATABASE_URL: url, PORT: String(port), CURSOR_SECRET: BENCH_CURSOR_SECRET },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    stdio: ['ignore', stdoutTo(process.env.PROFILE_RAW_STDOUT), 'inherit', 'ipc'],
   });
 }
 
