@@ -12,6 +12,14 @@ const MAX_ENTRIES = 10_000;
 /** A safety net only: the change notices are what keeps entries right. */
 const MAX_AGE_MS = 60_000;
 
+/**
+ * An entry this old is still served, and looked up again behind the request that found it: a key in
+ * steady use is never looked up in front of requests. Expiring in front of them, the key of 50 busy
+ * connections was missed by every request that came before the first new answer, and each of them
+ * queued its own lookup for a pooled connection behind the pages in progress, then queued its page again.
+ */
+const REFRESH_AFTER_MS = 45_000;
+
 interface Entry {
   credentials: ResolvedCredentials;
   cachedAt: number;
@@ -34,6 +42,9 @@ interface Entry {
  *   (`forget`), so "revoked, then next request" is never served from the cache here. On other
  *   instances the notice arrives within milliseconds of the commit.
  * - With the embedded database (one process, no listening connection) there is no cache.
+ *
+ * Requests that miss together share one lookup (one a key while it is in flight, and only within one
+ * generation: a request that came after a notice never takes an answer read before it).
  */
 @Injectable()
 export class Credentials implements OnModuleInit {
@@ -41,6 +52,8 @@ export class Credentials implements OnModuleInit {
   private answering = false;
   /** Bumped by every `forget`: a query that was in flight across one must not fill the cache. */
   private generation = 0;
+  /** The lookups in flight of this generation, by key (emptied by `forget`). */
+  private readonly inFlight = new Map<string, Promise<ResolvedCredentials | undefined>>();
 
   constructor(
     private readonly repository: AuthRepository,
@@ -66,21 +79,38 @@ export class Credentials implements OnModuleInit {
     // Keyed by the token itself: its SHA-256 (what the database is asked with) cost more than the rest
     // of a cache hit. The token lives in this process's memory for the request either way.
     const key = `${token}|${organizationId ?? ''}|${twinId ?? ''}`;
+    if (!this.answering) return this.lookUp(token, key, organizationId, twinId);
     const now = Date.now();
-    if (this.answering) {
-      const entry = this.entries.get(key);
-      if (entry && now < entry.expiresAt && now - entry.cachedAt < MAX_AGE_MS) return entry.credentials;
+    const entry = this.entries.get(key);
+    if (entry && now < entry.expiresAt && now - entry.cachedAt < MAX_AGE_MS) {
+      // A failed refresh leaves the entry to its age; the request it would have failed has its answer.
+      if (now - entry.cachedAt >= REFRESH_AFTER_MS && !this.inFlight.has(key)) this.lookUp(token, key, organizationId, twinId).catch(() => undefined);
+      return entry.credentials;
     }
-    return this.lookUp(token, key, now, organizationId, twinId);
+    return this.inFlight.get(key) ?? this.lookUp(token, key, organizationId, twinId);
   }
 
-  private async lookUp(token: string, key: string, now: number, organizationId: string | undefined, twinId: string | undefined): Promise<ResolvedCredentials | undefined> {
+  /** The one credentials query of a key, shared by the requests that miss while it is in flight. */
+  private lookUp(token: string, key: string, organizationId: string | undefined, twinId: string | undefined): Promise<ResolvedCredentials | undefined> {
+    const lookup = this.query(token, key, organizationId, twinId).finally(() => {
+      if (this.inFlight.get(key) === lookup) this.inFlight.delete(key);
+    });
+    if (this.answering) this.inFlight.set(key, lookup);
+    return lookup;
+  }
+
+  /** Asks the database; a complete success is kept, anything else drops what was kept for the key. */
+  private async query(token: string, key: string, organizationId: string | undefined, twinId: string | undefined): Promise<ResolvedCredentials | undefined> {
     const generation = this.generation;
+    const cachedAt = Date.now();
     const resolved = await this.repository.resolve(hashToken(token), organizationId, twinId);
     const complete = resolved && (organizationId === undefined || resolved.organization) && (twinId === undefined || resolved.twin);
-    if (complete && this.answering && generation === this.generation) {
-      if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-      this.entries.set(key, { credentials: resolved, cachedAt: now, expiresAt: resolved.expires ? Math.floor(Date.parse(resolved.expires)) : Infinity });
+    if (this.answering && generation === this.generation) {
+      if (!complete) this.entries.delete(key);
+      else {
+        if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
+        this.entries.set(key, { credentials: resolved, cachedAt, expiresAt: resolved.expires ? Math.floor(Date.parse(resolved.expires)) : Infinity });
+      }
     }
     return resolved;
   }
@@ -89,5 +119,6 @@ export class Credentials implements OnModuleInit {
   forget(): void {
     this.generation++;
     this.entries.clear();
+    this.inFlight.clear();
   }
 }
