@@ -36,6 +36,12 @@ describe('Credentials', () => {
     lookups.shift()!.resolve(value);
     await new Promise((resolve) => setImmediate(resolve));
   };
+  /** A first request, answered `value` by the database. */
+  const askAnswered = async (value: ResolvedCredentials | undefined) => {
+    const first = ask();
+    await answer(value);
+    return first;
+  };
 
   it('requests that miss together share one lookup, and the next is answered from the cache', async () => {
     const first = ask();
@@ -49,9 +55,7 @@ describe('Credentials', () => {
   });
 
   it('an entry in use is looked up again behind the request after 45 s, and never expires in front of one', async () => {
-    const first = ask();
-    await answer(ALICE);
-    await first;
+    await askAnswered(ALICE);
     now += 44_000;
     expect(ask()).toEqual(ALICE);
     expect(lookups).toHaveLength(0);
@@ -66,9 +70,7 @@ describe('Credentials', () => {
   });
 
   it('an entry not used for 60 s is looked up in front of the request', async () => {
-    const first = ask();
-    await answer(ALICE);
-    await first;
+    await askAnswered(ALICE);
     now += 60_000;
     const late = ask();
     expect(late).toBeInstanceOf(Promise);
@@ -77,9 +79,7 @@ describe('Credentials', () => {
   });
 
   it('a refresh that finds the token gone drops the entry: the next request is asked in front', async () => {
-    const first = ask();
-    await answer(ALICE);
-    await first;
+    await askAnswered(ALICE);
     now += 46_000;
     expect(ask()).toEqual(ALICE);
     await answer(undefined);
@@ -90,9 +90,7 @@ describe('Credentials', () => {
   });
 
   it('a failed refresh leaves the entry to its age', async () => {
-    const first = ask();
-    await answer(ALICE);
-    await first;
+    await askAnswered(ALICE);
     now += 46_000;
     expect(ask()).toEqual(ALICE);
     lookups.shift()!.reject(new Error('connection lost'));
@@ -115,9 +113,7 @@ describe('Credentials', () => {
   });
 
   it('an incomplete answer (no such membership) is not kept, and not shared past its own lookup', async () => {
-    const first = ask();
-    await answer({ ...ALICE, organization: undefined });
-    await first;
+    await askAnswered({ ...ALICE, organization: undefined });
     const again = ask();
     expect(again).toBeInstanceOf(Promise);
     expect(lookups).toHaveLength(1);

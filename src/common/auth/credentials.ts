@@ -79,7 +79,8 @@ export class Credentials implements OnModuleInit {
     // Keyed by the token itself: its SHA-256 (what the database is asked with) cost more than the rest
     // of a cache hit. The token lives in this process's memory for the request either way.
     const key = `${token}|${organizationId ?? ''}|${twinId ?? ''}`;
-    if (!this.answering) return this.lookUp(token, key, organizationId, twinId);
+    // Without the cache nothing is shared either: each request asks the database itself.
+    if (!this.answering) return this.query(token, key, organizationId, twinId);
     const now = Date.now();
     const entry = this.entries.get(key);
     if (entry && now < entry.expiresAt && now - entry.cachedAt < MAX_AGE_MS) {
