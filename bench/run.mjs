@@ -7,7 +7,7 @@
 //
 // Options: --quick (100,000 twins, 3 s per scenario), --verify (only the document check; exit 1 on a
 // difference), --only <substring>[,<substring>…] (scenarios whose name contains one of them), --connections 8,50,
-// --duration / --warmup (seconds), --scaling (with --only: the 100,000-twin comparison of those scenarios too;
+// --duration / --warmup / --prewarm (seconds; --prewarm 0 for none), --scaling (with --only: the 100,000-twin comparison of those scenarios too;
 // a full run without --only always has it), --no-build. Environment: PGURL_BASE (postgresql://postgres@127.0.0.1:5432).
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -28,6 +28,9 @@ const mode = flag('quick') ? 'quick' : 'full';
 const seconds = Number(option('duration', mode === 'quick' ? 3 : 10));
 const warmupSeconds = Number(option('warmup', mode === 'quick' ? 1 : 3));
 const connectionsList = option('connections', '8,50').split(',').map(Number);
+// Before the first row, every server runs every scenario this long: without it the run's first row measured
+// a service that had just started (docs/PERFORMANCE.md, "the session of the prewarmed run").
+const prewarmSeconds = Number(option('prewarm', mode === 'quick' ? 1 : 2));
 const only = option('only', undefined);
 const base = (process.env.PGURL_BASE ?? 'postgresql://postgres@127.0.0.1:5432').replace(/\/$/, '');
 const log = (line) => process.stderr.write(`${line}\n`);
@@ -204,6 +207,7 @@ async function measure(sides) {
   };
   const rows = sides.map(() => []);
   try {
+    if (prewarmSeconds > 0) await prewarm(sides, dbs);
     for (let index = 0; index < sides[0].list.length; index++) {
       for (const connections of connectionsList) {
         for (const [s, side] of sides.entries()) {
@@ -217,6 +221,24 @@ async function measure(sides) {
   }
   sample();
   return rows;
+}
+
+/** Every server through every scenario of its side for prewarmSeconds, before the first row. */
+async function prewarm(sides, dbs) {
+  const started = Date.now();
+  for (const [s, side] of sides.entries()) {
+    for (const scenario of side.list) {
+      for (const port of [side.ports.service, side.ports.raw]) {
+        if (scenario.pairs) {
+          await resetEmbarks(dbs[s], side.data.embarkQuests);
+          scenario.pairs.restart();
+        }
+        await cannon(port, scenario, connectionsList[0], prewarmSeconds);
+        await waitQuiet(dbs[s]);
+      }
+    }
+  }
+  log(`bench: every server ran every scenario for ${prewarmSeconds} s at ${connectionsList[0]} connections (${((Date.now() - started) / 1000).toFixed(0)} s)`);
 }
 
 /** One scenario at one connection count on one side: the service then the raw server, each warmed up. */
@@ -272,7 +294,7 @@ async function measureRow(side, scenario, connections, db, quiet) {
 
 async function main() {
   log(`bench: NODE_OPTIONS of both servers (from the Dockerfile): ${SERVICE_NODE_OPTIONS || '(none)'}`);
-  log(`bench: mode ${mode}, ${seconds} s per scenario after ${warmupSeconds} s warm-up, connections ${connectionsList.join(',')}; machine ${cpus().length} × ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  log(`bench: mode ${mode}, ${seconds} s per scenario after ${warmupSeconds} s warm-up (and ${prewarmSeconds} s of each before the first), connections ${connectionsList.join(',')}; machine ${cpus().length} × ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   try {
     const client = await connect(`${base}/postgres`);
     const { rows } = await client.query(
@@ -380,7 +402,7 @@ async function main() {
     scaling,
     data: { counts: data.counts, loadSeconds: data.loadSeconds, cachedLoadSeconds: data.cachedLoadSeconds },
     machine: { cpus: cpus().length, model: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), loadAfter: loadavg().map((l) => Math.round(l * 100) / 100) },
-    settings: { seconds, warmupSeconds, connections: connectionsList },
+    settings: { seconds, warmupSeconds, prewarmSeconds, connections: connectionsList },
     date: new Date().toISOString(),
   };
   const out = join(root, 'bench/results');
