@@ -91,12 +91,12 @@ export class Credentials implements OnModuleInit {
     return this.inFlight.get(key) ?? this.lookUp(token, key, organizationId, twinId);
   }
 
-  /** The one credentials query of a key, shared by the requests that miss while it is in flight. */
+  /** The one credentials query of a key, shared by the requests that miss while it is in flight (cache on only). */
   private lookUp(token: string, key: string, organizationId: string | undefined, twinId: string | undefined): Promise<ResolvedCredentials | undefined> {
     const lookup = this.query(token, key, organizationId, twinId).finally(() => {
       if (this.inFlight.get(key) === lookup) this.inFlight.delete(key);
     });
-    if (this.answering) this.inFlight.set(key, lookup);
+    this.inFlight.set(key, lookup);
     return lookup;
   }
 
