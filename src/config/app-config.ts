@@ -43,6 +43,8 @@ export interface AppConfig {
   databasePoolSize: number;
   /** Longest a single SQL statement may run; a frozen database then fails requests instead of hanging them. */
   databaseStatementTimeoutMs: number;
+  /** Longest wait for a free pool connection before 503 `database_busy` (PostgreSQL; the embedded database waits its statement timeout). */
+  databasePoolWaitMs: number;
   requestTimeoutMs: number;
   /**
    * A connection on which nothing is received or sent for this long is closed (a client that stalls
@@ -218,6 +220,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     redisRetryAfterMs: read.integer('REDIS_RETRY_AFTER_MS', 5_000, 100, 3_600_000),
     databasePoolSize: read.integer('DATABASE_POOL_SIZE', 10, 1, 500),
     databaseStatementTimeoutMs: read.integer('DATABASE_STATEMENT_TIMEOUT_MS', 15_000, 100, 3_600_000),
+    databasePoolWaitMs: read.integer('DATABASE_POOL_WAIT_MS', 2_000, 10, 3_600_000),
     requestTimeoutMs: read.integer('REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
     idleTimeoutMs: read.integer('IDLE_TIMEOUT_MS', 60_000, 100, 3_600_000),
     corsOrigins: read

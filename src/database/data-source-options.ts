@@ -9,11 +9,14 @@ import { tables } from './schema/index.js';
  */
 export const readTimeoutMs = (statementTimeoutMs: number): number => (statementTimeoutMs > 0 ? statementTimeoutMs + 1000 : 0);
 
+/** How long a request waits for a free pool connection before it is answered 503 `database_busy` (DATABASE_POOL_WAIT_MS). */
+export const DEFAULT_POOL_WAIT_MS = 2_000;
+
 /**
  * The single description of how the service talks to PostgreSQL, used by the app, the CLI, the
  * migration command and the tests. `synchronize` is never on: migrations own the schema.
  */
-export function dataSourceOptions(url: string, poolSize: number, statementTimeoutMs: number): DataSourceOptions {
+export function dataSourceOptions(url: string, poolSize: number, statementTimeoutMs: number, poolWaitMs = DEFAULT_POOL_WAIT_MS): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -29,12 +32,13 @@ export function dataSourceOptions(url: string, poolSize: number, statementTimeou
     logging: false,
     extra: {
       max: poolSize,
-      // A query waits for a free connection as long as a statement may run: under load (fifty clients
-      // on a pool of ten, each map page 100 ms or more) the wait passes a second, and a one-second bound
-      // answered those requests 503 "unreachable" while the database was fine. Opening a connection is
-      // bounded apart, by a second (ConnectBoundedClient), so a database that is down still answers 503
-      // at once. The embedded database's one connection is local: no bound of its own.
-      connectionTimeoutMillis: statementTimeoutMs,
+      // The wait for a free connection has a bound of its own: long enough for a legitimate burst (fifty
+      // clients on a pool of ten, map pages of 100 ms and more, queue past a second), short enough that a
+      // client hears 503 `database_busy` long before its own timeout. Opening a connection is bounded
+      // apart, by a second (ConnectBoundedClient), so a database that is down answers 503 at once. The
+      // embedded database queues every statement on its one local connection: its wait is the statement
+      // timeout's, as is the migrations' (0: none).
+      connectionTimeoutMillis: poolSize > 1 ? poolWaitMs : statementTimeoutMs,
       ...(poolSize > 1 ? { Client: ConnectBoundedClient } : {}),
       idleTimeoutMillis: poolSize === 1 ? 0 : 30_000,
       application_name: 'twin-service',

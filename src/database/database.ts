@@ -5,6 +5,7 @@ import { migrations } from '../../db/migrations/index.js';
 import type { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions, readTimeoutMs } from './data-source-options.js';
 import { EMBEDDED_POOL_SIZE, EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js';
+import { DatabaseLiveness } from './liveness.js';
 import { installPooledQueries } from './pooled-queries.js';
 import { ReadReplicas } from './read-replicas.js';
 import { installPgTypeParsers } from './timestamps.js';
@@ -26,6 +27,8 @@ export class Database {
     readonly sharedSession: boolean,
     /** DATABASE_REPLICA_URLS: where `Sql.replicaQuery` sends lag-tolerant reads; undefined without replicas. */
     readonly replicas: ReadReplicas | undefined,
+    /** The watch for a frozen server (liveness.ts); undefined on PGlite. */
+    readonly liveness: DatabaseLiveness | undefined,
   ) {}
 
   /** True when this start created a new embedded database (main.ts then sets up a demo tenant). */
@@ -34,7 +37,7 @@ export class Database {
   }
 
   static async open(
-    config: Pick<AppConfig, 'databaseUrl' | 'dataDir' | 'databasePoolSize' | 'databaseStatementTimeoutMs'> & Partial<Pick<AppConfig, 'databaseReplicaUrls'>>,
+    config: Pick<AppConfig, 'databaseUrl' | 'dataDir' | 'databasePoolSize' | 'databaseStatementTimeoutMs'> & Partial<Pick<AppConfig, 'databaseReplicaUrls' | 'databasePoolWaitMs'>>,
     logger = new Logger('Database'),
   ): Promise<Database> {
     installPgTypeParsers();
@@ -50,9 +53,10 @@ export class Database {
     } else {
       logger.log(`database: PostgreSQL at ${redactUrl(url)}`);
     }
-    const dataSource = new DataSource(dataSourceOptions(url, poolSize, config.databaseStatementTimeoutMs));
+    const dataSource = new DataSource(dataSourceOptions(url, poolSize, config.databaseStatementTimeoutMs, config.databasePoolWaitMs));
     let sharedSession = embedded !== undefined;
     let replicas: ReadReplicas | undefined;
+    let liveness: DatabaseLiveness | undefined;
     try {
       await migrate(url, logger, { exclusive: embedded === undefined });
       await dataSource.initialize();
@@ -60,24 +64,29 @@ export class Database {
         const [{ version }]: { version: string }[] = await dataSource.query('SELECT version() AS version');
         sharedSession = version.includes('PGlite');
       }
-      // Client-side read timeout and prepared statements on every pooled query; queries outside transactions straight to the pool.
-      installPooledQueries(dataSource, { readTimeoutMs: readTimeoutMs(config.databaseStatementTimeoutMs), preparedStatements: !sharedSession });
+      // A frozen server is watched for on a real PostgreSQL with request timeouts; PGlite shares one
+      // session between its connections, so the watch's own probe connection would queue behind them.
+      if (!sharedSession && config.databaseStatementTimeoutMs > 0) liveness = new DatabaseLiveness(url);
+      // Client-side read timeout, prepared statements and the liveness watch on every pooled query; queries outside transactions straight to the pool.
+      installPooledQueries(dataSource, { readTimeoutMs: readTimeoutMs(config.databaseStatementTimeoutMs), preparedStatements: !sharedSession, liveness });
       // Only beside a real primary: the embedded database has no replicas (the configuration refuses it).
       if (!embedded && config.databaseReplicaUrls?.length) {
         replicas = ReadReplicas.open(config.databaseReplicaUrls, {
           poolSize,
           statementTimeoutMs: config.databaseStatementTimeoutMs,
+          poolWaitMs: config.databasePoolWaitMs,
           readTimeoutMs: readTimeoutMs(config.databaseStatementTimeoutMs),
           preparedStatements: !sharedSession,
         });
         logger.log(`database: ${config.databaseReplicaUrls.length} read replica(s) at ${config.databaseReplicaUrls.map(redactUrl).join(', ')}`);
       }
     } catch (error) {
+      liveness?.close();
       if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
       await embedded?.stop().catch(() => undefined);
       throw error;
     }
-    return new Database(dataSource, embedded ? 'embedded' : 'postgres', embedded, sharedSession, replicas);
+    return new Database(dataSource, embedded ? 'embedded' : 'postgres', embedded, sharedSession, replicas, liveness);
   }
 
   /** Cheap liveness probe for /health. */
@@ -117,6 +126,7 @@ export class Database {
   }
 
   async close(): Promise<void> {
+    this.liveness?.close();
     await this.replicas?.close();
     if (this.dataSource.isInitialized) await this.dataSource.destroy();
     await this.embedded?.stop();

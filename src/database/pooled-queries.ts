@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DatabaseError, Query, type Pool, type PoolClient, type QueryResult } from 'pg';
 import { DataSource, QueryFailedError, type QueryRunner } from 'typeorm';
+import { NOT_ANSWERING_MESSAGE, type DatabaseLiveness, type InFlightStatement } from './liveness.js';
 
 /** What a query that outlived its read timeout fails with (the error mapper answers 503). */
 export const READ_TIMEOUT_MESSAGE = 'Query read timeout';
@@ -12,6 +13,8 @@ export interface PooledQueryOptions {
   readTimeoutMs: number;
   /** Run parameterised statements as named prepared statements (see `statementName`). */
   preparedStatements: boolean;
+  /** The watch that notices a frozen database (liveness.ts): told of every statement, and refusing work while frozen. */
+  liveness?: DatabaseLiveness;
 }
 
 /** How many distinct SQL texts get a prepared statement; beyond that they run unnamed (PostgreSQL keeps each per connection). */
@@ -56,16 +59,19 @@ export function statementName(text: string): string | undefined {
  *
  * 3. With `preparedStatements`, every statement with parameters — through either path — is a named
  *    prepared statement (`statementName`): PostgreSQL parses and plans it once per connection instead
- *    of on every request (a twin detail cost PostgreSQL ~4× less CPU). Statements without parameters
- *    (BEGIN, COMMIT, SET) stay unnamed. The embedded database turns this off: PGlite is one session
- *    shared by every socket connection, so a statement prepared by a closed connection would still
- *    exist under its name for the next one.
+ *    of on every request. Statements without parameters (BEGIN, COMMIT, SET) stay unnamed. The
+ *    embedded database turns this off: PGlite is one session shared by every socket connection, so a
+ *    statement prepared by a closed connection would still exist under its name for the next one.
+ *
+ * 4. With `liveness`, every statement reports its start and answer to the watch that notices a frozen
+ *    database (liveness.ts); while it is frozen, statements and pool checkouts fail at once.
  */
 export function installPooledQueries(dataSource: DataSource, options: PooledQueryOptions): void {
   const pool = (dataSource.driver as unknown as { master?: Pool }).master;
   if (!pool || typeof pool.connect !== 'function') return;
   // 'acquire' is emitted on every checkout, TypeORM's own included, before the client is handed over.
-  if (options.readTimeoutMs > 0 || options.preparedStatements) pool.on('acquire', (client) => wrapQueries(client, options));
+  if (options.readTimeoutMs > 0 || options.preparedStatements || options.liveness) pool.on('acquire', (client) => wrapQueries(client, options));
+  if (options.liveness) refuseCheckoutsWhileFrozen(pool, options.liveness);
   const viaTypeOrm = dataSource.query.bind(dataSource);
   const pooled = pooledQuery(pool);
   const direct = (query: string, parameters?: unknown[], queryRunner?: QueryRunner): Promise<unknown> =>
@@ -108,19 +114,48 @@ function pooledQuery(pool: Pool): (query: string, parameters?: unknown[]) => Pro
   };
 }
 
-/** Once per connection: its promise-form `query(text, values)` gets the read timeout and a statement name (see above). */
-function wrapQueries(client: PoolClient, { readTimeoutMs, preparedStatements }: PooledQueryOptions): void {
+/**
+ * While the database is frozen a checkout fails at once instead of queueing for DATABASE_POOL_WAIT_MS
+ * behind connections that will not come back. Both of pg-pool's forms: TypeORM's callback, our promise.
+ */
+function refuseCheckoutsWhileFrozen(pool: Pool, liveness: DatabaseLiveness): void {
+  const connect = pool.connect.bind(pool) as (callback?: (error: Error | undefined, client?: PoolClient, done?: () => void) => void) => Promise<PoolClient> | void;
+  pool.connect = ((callback?: (error: Error | undefined, client?: PoolClient, done?: () => void) => void) => {
+    if (!liveness.frozen) return connect(callback);
+    const error = new Error(NOT_ANSWERING_MESSAGE);
+    if (!callback) return Promise.reject(error);
+    process.nextTick(() => callback(error, undefined, () => undefined));
+  }) as Pool['connect'];
+}
+
+const destroyConnection = (client: PoolClient): void =>
+  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+
+/** Once per connection: its promise-form `query(text, values)` gets the read timeout, a statement name and the liveness watch (see above). */
+function wrapQueries(client: PoolClient, { readTimeoutMs, preparedStatements, liveness }: PooledQueryOptions): void {
   if (bounded.has(client)) return;
   bounded.add(client);
   const original = client.query.bind(client) as (text: unknown, values?: unknown, callback?: unknown) => unknown;
   client.query = ((text: unknown, values?: unknown, callback?: unknown) => {
     // Callback forms, query objects (cursors, streams) and config objects keep pg's own behaviour.
     if (typeof text !== 'string' || typeof values === 'function' || callback !== undefined) return original(text, values, callback);
+    if (liveness?.frozen) {
+      destroyConnection(client);
+      return Promise.reject(new Error(NOT_ANSWERING_MESSAGE));
+    }
     return new Promise<QueryResult>((resolve, reject) => {
+      const inFlight: InFlightStatement | undefined = liveness && {
+        fail(error) {
+          clearTimeout(timer);
+          reject(error);
+          destroyConnection(client);
+        },
+      };
       // pg's Query made from the text, then named: given a config object (`{ name, text }`), pg first
       // copies it through its property descriptors, which was 1–2 % of the service's CPU on small answers.
       const query = new Query(text, values as unknown[] | undefined, (error: Error | undefined, result: QueryResult) => {
         clearTimeout(timer);
+        if (inFlight) liveness!.settled(inFlight, !error || error instanceof DatabaseError);
         if (error) reject(error);
         else resolve(result);
       });
@@ -129,10 +164,12 @@ function wrapQueries(client: PoolClient, { readTimeoutMs, preparedStatements }: 
       const timer =
         readTimeoutMs > 0
           ? setTimeout(() => {
+              if (inFlight) liveness!.settled(inFlight, false);
               reject(new Error(READ_TIMEOUT_MESSAGE));
-              (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+              destroyConnection(client);
             }, readTimeoutMs)
           : undefined;
+      if (inFlight) liveness!.started(inFlight);
       original(query);
     });
   }) as PoolClient['query'];

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { DatabaseError, Pool } from 'pg';
 import { QueryFailedError } from 'typeorm';
 import { ConnectBoundedClient } from './connect-bounded-client.js';
+import { DEFAULT_POOL_WAIT_MS } from './data-source-options.js';
 import { installOnPool, type PooledQueryOptions } from './pooled-queries.js';
 
 /** How long a replica that failed is left out before a query tries it again. */
@@ -38,7 +39,7 @@ export class ReadReplicas {
 
   private constructor(private readonly replicas: Replica[]) {}
 
-  static open(urls: string[], settings: { poolSize: number; statementTimeoutMs: number } & PooledQueryOptions): ReadReplicas | undefined {
+  static open(urls: string[], settings: { poolSize: number; statementTimeoutMs: number; poolWaitMs?: number } & PooledQueryOptions): ReadReplicas | undefined {
     if (urls.length === 0) return undefined;
     return new ReadReplicas(
       urls.map((url, index) => {
@@ -46,8 +47,8 @@ export class ReadReplicas {
           connectionString: url,
           max: settings.poolSize,
           // As on the primary (data-source-options.ts): a replica that is down fails its connection
-          // within a second, so the fallback is quick; a busy one is waited for.
-          connectionTimeoutMillis: settings.statementTimeoutMs,
+          // within a second, so the fallback is quick; a busy one is waited for, as long as the primary's pool.
+          connectionTimeoutMillis: settings.poolWaitMs ?? DEFAULT_POOL_WAIT_MS,
           Client: ConnectBoundedClient,
           idleTimeoutMillis: 30_000,
           application_name: 'twin-service replica',

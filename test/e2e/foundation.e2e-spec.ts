@@ -476,6 +476,45 @@ describe('foundation: tenancy, admin API and the JSON:API wire', () => {
     });
   });
 
+  describe('frozen database, noticed', () => {
+    // The liveness watch runs beside a real PostgreSQL only (src/database/liveness.ts).
+    (embeddedDatabase() ? it.skip : it)('with a long statement timeout: requests in flight answered 503 within seconds, new ones at once, and it recovers by itself', async () => {
+      const proxy = TcpProxy.forUrl(process.env.TEST_DATABASE_URL!);
+      await proxy.start();
+      const frozen = await TestApp.start({ DATABASE_URL: proxy.rewrite(process.env.TEST_DATABASE_URL!), DATABASE_STATEMENT_TIMEOUT_MS: '60000' });
+      try {
+        expect((await frozen.inject({ method: 'GET', url: '/organizations/', headers: tenant.headers() })).statusCode).toBe(200);
+        proxy.freeze();
+        const started = Date.now();
+        const inFlight = await Promise.all(
+          [1, 2, 3].map(() => frozen.inject({ method: 'GET', url: '/organizations/', headers: tenant.headers() })),
+        );
+        const waited = Date.now() - started;
+        // Stall bound (2 s) + probe (1 s) + a check interval, far below the statement timeout (60 s).
+        expect({ codes: inFlight.map((r) => expectError(r, 503).code), withinFiveSeconds: waited < 5000 }).toEqual({
+          codes: ['database_unavailable', 'database_unavailable', 'database_unavailable'],
+          withinFiveSeconds: true,
+        });
+        const refusedAt = Date.now();
+        const refused = await frozen.inject({ method: 'GET', url: '/organizations/', headers: tenant.headers() });
+        expect({ code: expectError(refused, 503).code, atOnce: Date.now() - refusedAt < 500 }).toEqual({ code: 'database_unavailable', atOnce: true });
+        const health = await frozen.inject({ method: 'GET', url: '/health' });
+        expect(health.statusCode).toBe(503);
+        proxy.thaw();
+        const deadline = Date.now() + 5000;
+        let status = 0;
+        while (Date.now() < deadline && status !== 200) {
+          status = (await frozen.inject({ method: 'GET', url: '/organizations/', headers: tenant.headers() })).statusCode;
+          if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        expect(status).toBe(200);
+      } finally {
+        await proxy.stop();
+        await frozen.close();
+      }
+    });
+  });
+
   describe('busy pool', () => {
     // The embedded database has one connection, always waited for; the bound under test is the pool's.
     (embeddedDatabase() ? it.skip : it)('a request waits for a free connection past a second: answered, not refused as an unreachable database', async () => {
@@ -491,6 +530,30 @@ describe('foundation: tenancy, admin API and the JSON:API wire', () => {
         const waited = Date.now() - started;
         await holding;
         expect({ status: response.statusCode, waitedPastASecond: waited > 1000 }).toEqual({ status: 200, waitedPastASecond: true });
+      } finally {
+        await busy.close();
+      }
+    });
+
+    (embeddedDatabase() ? it.skip : it)('a request that finds no free connection within DATABASE_POOL_WAIT_MS: 503 database_busy with Retry-After', async () => {
+      const busy = await TestApp.start({ DATABASE_POOL_SIZE: '2', DATABASE_POOL_WAIT_MS: '300', DATABASE_STATEMENT_TIMEOUT_MS: '5000' });
+      try {
+        const sql = busy.app.get(Sql);
+        const caller = await busy.tenant();
+        const holding = Promise.all([sql.query('SELECT pg_sleep(1.5)'), sql.query('SELECT pg_sleep(1.5)')]);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const started = Date.now();
+        const response = await busy.inject({ method: 'GET', url: '/organizations/', headers: caller.headers() });
+        const waited = Date.now() - started;
+        await holding;
+        const error = expectError(response, 503);
+        expect({ code: error.code, retryAfter: response.headers['retry-after'], waitedTheBound: waited >= 250 && waited < 1200 }).toEqual({
+          code: 'database_busy',
+          retryAfter: '1',
+          waitedTheBound: true,
+        });
+        // Once the connections are free again the same request is answered.
+        expect((await busy.inject({ method: 'GET', url: '/organizations/', headers: caller.headers() })).statusCode).toBe(200);
       } finally {
         await busy.close();
       }

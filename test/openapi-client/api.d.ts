@@ -2323,7 +2323,7 @@ export interface components {
                 "application/vnd.api+json": components["schemas"]["ErrorDocument"];
             };
         };
-        /** @description `database_unavailable` (the database cannot be reached), `shutting_down`, or `transaction_conflict` (the write collided with a concurrent one, a deadlock, and was rolled back: nothing stored); `Retry-After: 1`, safe to retry. */
+        /** @description `database_unavailable` (the database cannot be reached, or stopped answering), `database_busy` (no database connection came free within `DATABASE_POOL_WAIT_MS`: nothing was sent to the database), `shutting_down`, or `transaction_conflict` (the write collided with a concurrent one, a deadlock, and was rolled back: nothing stored); `Retry-After: 1`, safe to retry. A write answered `database_unavailable` while the database froze may still be stored when it resumes: send an `Idempotency-Key` where a duplicate matters. */
         Unavailable: {
             headers: {
                 /** @description Seconds to wait before retrying (1). */

@@ -1,5 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import { anyCause } from '../../database/driver-errors.js';
+import { NOT_ANSWERING_MESSAGE } from '../../database/liveness.js';
 import { READ_TIMEOUT_MESSAGE } from '../../database/pooled-queries.js';
 import { ApiError, ErrorSource } from './api-error.js';
 
@@ -81,7 +82,7 @@ const HTTP_CODES: Record<number, string> = {
 const UNAVAILABLE_SQLSTATES = /^(0800[01346]|53300|57P0[1-3]|57014)$/;
 const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
 const UNAVAILABLE_MESSAGES = new RegExp(
-  `Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|connect ECONNREFUSED|the database system is (starting up|shutting down)|Cannot use a pool after calling end|^timeout expired$|${READ_TIMEOUT_MESSAGE}`,
+  `Connection terminated|Client has encountered a connection error|Connection is not established|connect ECONNREFUSED|the database system is (starting up|shutting down)|Cannot use a pool after calling end|^timeout expired$|${READ_TIMEOUT_MESSAGE}|${NOT_ANSWERING_MESSAGE}`,
   'i',
 );
 
@@ -94,6 +95,14 @@ const CONFLICT_SQLSTATES = new Set(['40P01', '40001']);
 
 export const isTransactionConflict = (error: unknown): boolean =>
   anyCause(error, ({ code }) => typeof code === 'string' && CONFLICT_SQLSTATES.has(code));
+
+/**
+ * pg-pool's answer when no pooled connection became free within DATABASE_POOL_WAIT_MS: the database
+ * answers, but every connection is taken (a burst, slow statements). Not an unreachable database.
+ */
+const POOL_WAIT_MESSAGE = 'timeout exceeded when trying to connect';
+
+export const isDatabaseBusy = (error: unknown): boolean => anyCause(error, ({ message }) => message === POOL_WAIT_MESSAGE);
 
 export const isDatabaseUnavailable = (error: unknown): boolean =>
   anyCause(
@@ -134,6 +143,9 @@ export function mapError(error: unknown): MappedError {
       },
       unexpected: false,
     };
+  }
+  if (isDatabaseBusy(error)) {
+    return single(503, 'database_busy', 'Every database connection is in use; try again shortly.', undefined, { 'Retry-After': '1' });
   }
   if (isDatabaseUnavailable(error)) {
     return single(503, 'database_unavailable', 'The database is unreachable; try again shortly.', undefined, { 'Retry-After': '1' }, true);

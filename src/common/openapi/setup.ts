@@ -107,7 +107,8 @@ const SHARED_RESPONSES: Record<string, { status: number; description: string; ap
   InternalError: { status: 500, description: '`internal_error`: a bug; `X-Request-Id` finds it in the logs.', applies: () => true },
   Unavailable: {
     status: 503,
-    description: '`database_unavailable` (the database cannot be reached), `shutting_down`, or `transaction_conflict` (the write collided with a concurrent one, a deadlock, and was rolled back: nothing stored); `Retry-After: 1`, safe to retry.',
+    description:
+      '`database_unavailable` (the database cannot be reached, or stopped answering), `database_busy` (no database connection came free within `DATABASE_POOL_WAIT_MS`: nothing was sent to the database), `shutting_down`, or `transaction_conflict` (the write collided with a concurrent one, a deadlock, and was rolled back: nothing stored); `Retry-After: 1`, safe to retry. A write answered `database_unavailable` while the database froze may still be stored when it resumes: send an `Idempotency-Key` where a duplicate matters.',
     applies: () => true,
   },
 };
