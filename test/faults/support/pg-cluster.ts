@@ -15,6 +15,7 @@ import { onProcessExit } from './cleanup';
 export class PgCluster {
   private running = false;
   private destroyed = false;
+  private frozen: number[] = [];
 
   private constructor(
     readonly dir: string,
@@ -90,6 +91,32 @@ export class PgCluster {
     this.running = false;
   }
 
+  /**
+   * SIGSTOP to the postmaster and every backend: connections stay open, nothing is answered, and new
+   * connections are accepted by the kernel (listen backlog) but never greeted — a frozen host, a
+   * paused VM. The postmaster first, so it forks nothing while its children are being stopped.
+   */
+  freeze(): number[] {
+    const postmaster = Number(readFileSync(join(this.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    process.kill(postmaster, 'SIGSTOP');
+    const children = execFileSync('pgrep', ['-P', String(postmaster)]).toString().trim().split('\n').filter(Boolean).map(Number);
+    for (const pid of children) process.kill(pid, 'SIGSTOP');
+    this.frozen = [postmaster, ...children];
+    return this.frozen;
+  }
+
+  /** SIGCONT to what freeze() stopped, the backends first. */
+  thaw(): void {
+    for (const pid of [...this.frozen].reverse()) {
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        // A backend that ended (its client went away) while frozen.
+      }
+    }
+    this.frozen = [];
+  }
+
   async createDatabase(name: string): Promise<void> {
     await this.withClient('postgres', (client) => client.query(`CREATE DATABASE ${name}`));
   }
@@ -115,6 +142,7 @@ export class PgCluster {
 
   async destroy(): Promise<void> {
     if (this.destroyed) return;
+    this.thaw();
     if (this.running || existsSync(join(this.dataDir, 'postmaster.pid'))) await this.stop('immediate').catch(() => undefined);
     this.destroyed = true;
     rmSync(this.dir, { recursive: true, force: true });
@@ -124,6 +152,7 @@ export class PgCluster {
   private destroySync(): void {
     if (this.destroyed) return;
     this.destroyed = true;
+    this.thaw();
     try {
       if (existsSync(join(this.dataDir, 'postmaster.pid'))) {
         execFileSync(...this.command('pg_ctl', ['-D', this.dataDir, '-m', 'immediate', '-w', 'stop']), { stdio: 'ignore', timeout: 10_000 });
