@@ -151,6 +151,17 @@ module.exports = {
       to: { path: '[.]repository[.]ts$' },
     },
     {
+      name: 'http-stays-at-the-boundary',
+      severity: 'error',
+      comment:
+        'Headers, statuses, entity tags and request URLs are the HTTP side\'s: controllers and src/common/http ' +
+        'read and write them, and hand services plain values (a Precondition, a StreamResume, a version). ' +
+        'Services and repositories import neither src/common/http nor Fastify, so they can be called from ' +
+        'the CLI, a batch or a worker as they are.',
+      from: { path: '[.](?:service|repository)[.]ts$' },
+      to: { path: ['^src/common/http/', '(^|/)node_modules/(?:fastify|@fastify/[^/]+)/'] },
+    },
+    {
       name: 'repository-not-up',
       severity: 'error',
       comment: 'A repository holds SQL and returns rows; services and controllers call it, never the other way round.',

@@ -1,6 +1,8 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
+import { invalidHeader } from '../common/json-api/api-error.js';
+import { isUuid } from '../common/json-api/query.js';
 import { EventBus, eventChangeOf, type EventChange } from './event-bus.js';
 import { EventsRepository, type StreamFilter } from './events.repository.js';
 
@@ -43,6 +45,24 @@ type ChangeMessage = Extract<StreamMessage, { type: 'change' }>;
 
 /** Where a stream starts: live only, after a position of the change log, or over again (`reset`) from one. */
 export type StreamStart = { after?: undefined } | { after: string; reset?: boolean };
+
+/** Where a client asks to resume (`Last-Event-ID`): after a change-log position, or after an event's creation. */
+export type StreamResume = { position: string } | { eventId: string };
+
+/** A change-log position as a stream id: a positive bigint, digits only. */
+const POSITION = /^(?:0|[1-9][0-9]{0,17})$/;
+
+/**
+ * Reads `Last-Event-ID` (the controller's part): a change-log position (what the stream's ids are), or an
+ * event id, which a client may have kept from before positions existed. Empty or absent: live only.
+ */
+export function readLastEventId(raw: string | string[] | undefined): StreamResume | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const value = typeof raw === 'string' ? raw.trim() : '';
+  if (POSITION.test(value)) return { position: value };
+  if (isUuid(value)) return { eventId: value.toLowerCase() };
+  throw invalidHeader('Last-Event-ID', 'Last-Event-ID must be the id of a message of this stream.');
+}
 
 export interface OpenStreamOptions {
   /** Ends the stream (as `return()` does) when aborted. */

@@ -23,7 +23,7 @@ import {
   EXAMPLE_EVENT,
   UPDATED_EVENT_DOCUMENT,
 } from './event.openapi.js';
-import type { StreamMessage } from './event-streams.js';
+import { readLastEventId, type StreamMessage } from './event-streams.js';
 import { EventsService } from './events.service.js';
 
 /** How each message of a timeline stream is put on the wire (the frames the OpenAPI description shows). */
@@ -169,7 +169,7 @@ export class EventsController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     // Refusals (headers, parameters, the listening connection) are thrown here, as JSON:API errors.
-    const messages = await this.events.stream(tenant, lastEventId, { filter: { name: query.name, category: query.category } });
+    const messages = await this.events.stream(tenant, readLastEventId(lastEventId), { filter: { name: query.name, category: query.category } });
     await sendEventStream(request, reply, messages, eventStreamFrame);
   }
 

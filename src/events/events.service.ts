@@ -2,27 +2,23 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
-import { conflict, idExists, invalidDocument, invalidHeader, notFound, preconditionFailed, unprocessable } from '../common/json-api/api-error.js';
-import { versionEtag, type Precondition } from '../common/http/conditional.js';
+import { conflict, idExists, invalidDocument, notFound, preconditionFailed, unprocessable } from '../common/json-api/api-error.js';
 import { Tagged, versionedRead, type Conditional } from '../common/json-api/envelope.js';
 import { cursorPageOfJson, cursorRequest, cursorScope, CursorCodec, type CursorPage } from '../common/json-api/cursor.js';
 import { isCursorPaging, type Page, pageOfJson, pageRequest } from '../common/json-api/pagination.js';
 import { representationVariant, sparseResource } from '../common/json-api/representation.js';
-import { isUuid } from '../common/json-api/query.js';
 import { assertIdMatchesPath, type ResourceDocument } from '../common/json-api/resource-body.js';
-import { JsonText, type ResourceObject } from '../common/json-api/resource.js';
+import { JsonText, type ResourceObject, type Precondition } from '../common/json-api/resource.js';
 import type { CreateEventAttributes, UpdateEventAttributes } from './dto/event.dto.js';
 import { MAX_EVENT_DATA_BYTES, requestHash, serializedSize } from './event-data.js';
 import { EventBus, type EventChange } from './event-bus.js';
 import { ChangeLog } from '../database/change-log.js';
 import { eventResource } from './event.resource.js';
-import { EventStreams, type OpenStreamOptions, type StreamMessage, type StreamStart } from './event-streams.js';
+import { EventStreams, type OpenStreamOptions, type StreamMessage, type StreamResume, type StreamStart } from './event-streams.js';
 import { EventsRepository, type ChangedEvent, type EventChanges, type NewEvent } from './events.repository.js';
 import type { EventQuery, TimelineQuery } from './timeline-query.js';
 import { uuidv7 } from './uuidv7.js';
 
-/** A change-log position as a stream id: a positive bigint, digits only. */
-const POSITION = /^(?:0|[1-9][0-9]{0,17})$/;
 
 /** Idempotency keys are honoured for at least this long. */
 export const IDEMPOTENCY_RETENTION_HOURS = 24;
@@ -186,7 +182,7 @@ export class EventsService {
       (await this.updateMeasured(tenant, id, changes, versions));
     const resource = eventResource(row);
     this.announce('updated', tenant, row, resource);
-    return new Tagged(resource, versionEtag(row.version));
+    return Tagged.ofVersion(resource, row.version);
   }
 
   /**
@@ -219,24 +215,19 @@ export class EventsService {
    */
   async stream(
     tenant: TwinTenant,
-    lastEventId: string | string[] | undefined,
+    resume: StreamResume | undefined,
     options: OpenStreamOptions = {},
   ): Promise<AsyncIterableIterator<StreamMessage>> {
-    return this.streams.open(tenant, await this.streamStart(tenant, lastEventId), options);
+    return this.streams.open(tenant, await this.streamStart(tenant, resume), options);
   }
 
   /**
-   * Where a stream starts. `Last-Event-ID` is a change-log position (what the stream's ids are); an
-   * event id, which a client may have kept from before positions existed, stands for its creation.
-   * A position the log can no longer continue from (pruned past the retention, unknown) is a reset.
+   * Where a stream starts: after the position asked for, or after the event's creation. A position the
+   * log can no longer continue from (pruned past the retention, unknown) is a reset.
    */
-  private async streamStart(tenant: TwinTenant, lastEventId: string | string[] | undefined): Promise<StreamStart> {
-    if (lastEventId === undefined || lastEventId === '') return {};
-    const value = typeof lastEventId === 'string' ? lastEventId.trim() : '';
-    let position: string | undefined;
-    if (POSITION.test(value)) position = value;
-    else if (isUuid(value)) position = await this.events.creationPosition(tenant, value.toLowerCase());
-    else throw invalidHeader('Last-Event-ID', 'Last-Event-ID must be the id of a message of this stream.');
+  private async streamStart(tenant: TwinTenant, resume: StreamResume | undefined): Promise<StreamStart> {
+    if (resume === undefined) return {};
+    const position = 'position' in resume ? resume.position : await this.events.creationPosition(tenant, resume.eventId);
     const { ok, head } = position === undefined ? { ok: false, head: (await this.changeLog.resumable('0')).head } : await this.changeLog.resumable(position);
     return ok ? { after: position! } : { after: head, reset: true };
   }

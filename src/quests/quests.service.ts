@@ -4,13 +4,12 @@ import { ChangeLog } from '../database/change-log.js';
 import { anyCause } from '../database/driver-errors.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import { conflict, forbidden, invalidDocument, notFound, preconditionFailed } from '../common/json-api/api-error.js';
-import { versionEtag, type Precondition } from '../common/http/conditional.js';
 import { Tagged, versionedRead, type Conditional } from '../common/json-api/envelope.js';
 import { cursorPageOfJson, cursorRequest, cursorScope, CursorCodec, type CursorPage } from '../common/json-api/cursor.js';
 import { isCursorPaging, type Page, pageOfJson, pageRequest, type PageParams } from '../common/json-api/pagination.js';
 import { representationVariant, type SortDirective } from '../common/json-api/representation.js';
 import { assertIdMatchesPath, readToOne, type ResourceDocument } from '../common/json-api/resource-body.js';
-import { JsonText, type ResourceObject } from '../common/json-api/resource.js';
+import { JsonText, type ResourceObject, type Precondition } from '../common/json-api/resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { ImageUrl } from '../images/image-links.js';
 import { ImagesRepository } from '../images/images.repository.js';
@@ -149,7 +148,7 @@ export class QuestsService {
       if (changes.public === true && !quest.public) await this.recordChange('quest.published', tenant, questResource(updated, url));
       return updated;
     });
-    return new Tagged(questResource(row, url), versionEtag(row.version!));
+    return Tagged.ofVersion(questResource(row, url), row.version!);
   }
 
   /** Attribute names whose change a started quest refuses, among those this PATCH really changes. */

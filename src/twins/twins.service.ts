@@ -3,12 +3,11 @@ import type { Tenant } from '../common/auth/tenant.js';
 import { ConcurrencyLimit } from '../common/concurrency.js';
 import { idExists, invalidDocument, invalidParameter, notFound, preconditionFailed } from '../common/json-api/api-error.js';
 import { FeaturePage, Tagged, versionedRead, type Conditional } from '../common/json-api/envelope.js';
-import { versionEtag, type Precondition } from '../common/http/conditional.js';
 import { cursorPageOfJson, cursorRequest, cursorScope, CursorCodec, type CursorPage } from '../common/json-api/cursor.js';
 import { assertPageExists, isCursorPaging, Page, pageOfJson, pageRequest, type PageParams } from '../common/json-api/pagination.js';
 import { representationVariant, type Representation } from '../common/json-api/representation.js';
 import { assertIdMatchesPath, type ResourceDocument } from '../common/json-api/resource-body.js';
-import { JsonText, type ResourceObject } from '../common/json-api/resource.js';
+import { JsonText, type ResourceObject, type Precondition } from '../common/json-api/resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinAttributes } from './dto/twin-attributes.dto.js';
 import type { OwnTwinListQuery, TwinDetailQuery, TwinFilters, TwinListQuery } from './twin-filters.js';
@@ -121,7 +120,7 @@ export class TwinsService {
     const changes = await this.changes(tenant, document, document.id);
     const row = await this.twins.create(tenant, changes, document.id);
     if (!row) throw idExists('twin', document.id!);
-    return new Tagged(twinDetailResource(row), versionEtag(row.version));
+    return Tagged.ofVersion(twinDetailResource(row), row.version);
   }
 
   /**
@@ -137,7 +136,7 @@ export class TwinsService {
       if (versions && (await this.twins.ownExists(tenant, id))) throw preconditionFailed();
       throw notFound('No such twin in your organization.');
     }
-    return new Tagged(twinDetailResource(row), versionEtag(row.version));
+    return Tagged.ofVersion(twinDetailResource(row), row.version);
   }
 
   /** Turns filters that name other things (the reference twin, the acting twin) into SQL inputs. */

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import { invalidHeader } from '../json-api/api-error.js';
+import type { Precondition } from '../json-api/resource.js';
 
 /**
  * Entity tags and conditional requests (RFC 9110 §8.8.3, §13). Every GET answer carries a strong
@@ -53,8 +54,6 @@ export function ifNoneMatchHits(header: string | string[] | undefined, etag: str
   return tags?.some((t) => t.tag === current) ?? false;
 }
 
-/** What an If-Match header asks: the resource exists (`*`), or its version is one of `versions`. */
-export type Precondition = { any: true } | { any: false; versions: string[] };
 
 /**
  * Reads If-Match for a write (undefined: no precondition). Strong comparison: a weak tag never matches.

@@ -35,6 +35,11 @@ export class Tagged<T> {
     readonly value: T,
     readonly etag: string,
   ) {}
+
+  /** A resource tagged by its version: services speak of versions, the tag's syntax is the HTTP side's. */
+  static ofVersion<T>(value: T, version: string): Tagged<T> {
+    return new Tagged(value, versionEtag(version));
+  }
 }
 
 /**

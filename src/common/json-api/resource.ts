@@ -19,6 +19,12 @@ export interface ResourceObject {
   meta?: Record<string, unknown>;
 }
 
+/**
+ * What a write requires of the resource's current version (If-Match, read by common/http/conditional.ts):
+ * that it exists (`any`), or that its version is one of `versions`.
+ */
+export type Precondition = { any: true } | { any: false; versions: string[] };
+
 export const JSON_API_MEDIA_TYPE = 'application/vnd.api+json';
 export const GEO_JSON_MEDIA_TYPE = 'application/geo+json';
 
