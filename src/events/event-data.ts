@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { invalidHeader } from '../common/json-api/api-error.js';
 
 /** Largest `data` object of an event, measured as its compact JSON serialisation in UTF-8 bytes. */
 export const MAX_EVENT_DATA_BYTES = 64 * 1024;
@@ -28,20 +27,4 @@ export function requestHash(request: { id?: string; name: string; category: stri
   return createHash('sha256')
     .update(canonicalJson({ name: request.name, category: request.category, data: request.data, id: request.id, occurred: request.occurred ?? undefined }))
     .digest('hex');
-}
-
-const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
-
-/**
- * The `Idempotency-Key` header: absent → undefined; otherwise 1–255 printable ASCII characters
- * (surrounding spaces are not part of the key), else 400 naming the header.
- */
-export function readIdempotencyKey(raw: string | string[] | undefined): string | undefined {
-  if (raw === undefined) return undefined;
-  if (Array.isArray(raw)) throw invalidHeader('Idempotency-Key', 'Idempotency-Key must be given once.');
-  const key = raw.trim();
-  if (!IDEMPOTENCY_KEY.test(key)) {
-    throw invalidHeader('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.');
-  }
-  return key;
 }

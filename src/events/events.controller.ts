@@ -12,7 +12,8 @@ import { UuidParam } from '../common/json-api/uuid-param.pipe.js';
 import { ApiDocument, ApiErrors, ApiIfMatch, ApiQueryParameters, ApiRequestDocument, ApiTenant } from '../common/openapi/docs.js';
 import { EVENT_QUERY, STREAM_QUERY, TIMELINE_QUERY, type EventQuery, type StreamQuery, type TimelineQuery } from './timeline-query.js';
 import { CreateEventAttributes, UpdateEventAttributes } from './dto/event.dto.js';
-import { MAX_EVENT_DATA_BYTES, readIdempotencyKey } from './event-data.js';
+import { MAX_EVENT_DATA_BYTES } from './event-data.js';
+import { readIdempotencyKey } from '../common/http/idempotency-key.js';
 import {
   EVENT_CREATE_REQUEST,
   EVENT_DELETE_REQUEST,

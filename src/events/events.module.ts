@@ -6,9 +6,11 @@ import { EventStreams } from './event-streams.js';
 import { EventsController } from './events.controller.js';
 import { EventsRepository } from './events.repository.js';
 import { EventsService } from './events.service.js';
+import { IdempotencyModule } from '../common/idempotency/idempotency.module.js';
 
-/** Timeline events: the `/events/` routes, their idempotency keys and the live stream. */
+/** Timeline events: the `/events/` routes and the live stream. */
 @Module({
+  imports: [IdempotencyModule],
   controllers: [EventsController],
   providers: [
     EventsRepository,

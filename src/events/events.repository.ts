@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
 import { SqlParams, unplannedValue } from '../database/sql-params.js';
-import { events, idempotencyKeys, select, type Row } from '../database/schema/index.js';
+import { events, select } from '../database/schema/index.js';
 import { microsSql } from '../database/timestamps.js';
 import { notifyChangeSql, recordChangesSql, type ChangeRow } from '../database/change-log.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
@@ -52,9 +52,6 @@ export interface EventChanges {
   occurred?: string | null;
 }
 
-/** A key's first answer: its status and body (an event resource, or a batch's results document). */
-export type IdempotencyRecord = Pick<Row<typeof idempotencyKeys>, 'request_hash' | 'response_status'> & { response_body: unknown };
-
 const COLUMNS = select(events, 'e', { only: EVENT_COLUMNS });
 
 /** An event's version: `modified`, which every change sets (its document shows nothing else that changes). */
@@ -99,7 +96,7 @@ export interface TimelineDocument {
 }
 
 /**
- * SQL for timeline events and their idempotency keys. Every statement is scoped to the tenant's
+ * SQL for timeline events. Every statement is scoped to the tenant's
  * organization and acting twin; timeline reads use `events_timeline_idx` (twin_id, timestamp DESC, id DESC).
  * `channel` (the event bus's NOTIFY channel, or null) makes the writes announce themselves.
  */
@@ -300,55 +297,6 @@ export class EventsRepository {
       [eventId, tenant.twin.id, tenant.organization.id],
     );
     return rows[0]?.position;
-  }
-
-  /**
-   * Claims an idempotency key for this request, in the caller's transaction. True when this request
-   * owns it (new key, or one older than the retention that is taken over). When another transaction
-   * holds the same key uncommitted, PostgreSQL makes this statement wait for it: concurrent retries
-   * therefore never both insert an event.
-   */
-  async claimIdempotencyKey(tenant: TwinTenant, key: string, hash: string, retentionHours: number): Promise<boolean> {
-    const rows: unknown[] = await this.sql.query(
-      `INSERT INTO idempotency_keys AS k (twin_id, key, organization_id, request_hash)
-       VALUES ($1, $2, $3, $4)
-       ON CONFLICT (twin_id, key) DO UPDATE
-             SET request_hash = EXCLUDED.request_hash, organization_id = EXCLUDED.organization_id,
-                 response_status = NULL, response_body = NULL, event_id = NULL, created = now()
-           WHERE k.created < now() - make_interval(hours => $5)
-       RETURNING k.key`,
-      [tenant.twin.id, key, tenant.organization.id, hash, retentionHours],
-    );
-    return rows.length > 0;
-  }
-
-  /** Keeps the key's first answer: its status and its body's JSON text. */
-  async completeIdempotencyKey(tenant: TwinTenant, key: string, status: number, bodyJson: string, eventId: string | null): Promise<void> {
-    await this.sql.query(
-      `UPDATE idempotency_keys SET response_status = $3, response_body = $4::jsonb, event_id = $5
-        WHERE twin_id = $1 AND key = $2`,
-      [tenant.twin.id, key, status, bodyJson, eventId],
-    );
-  }
-
-  async findIdempotencyKey(tenant: TwinTenant, key: string): Promise<IdempotencyRecord | undefined> {
-    const rows: IdempotencyRecord[] = await this.sql.query(
-      `SELECT request_hash, response_status, response_body FROM idempotency_keys
-        WHERE twin_id = $1 AND key = $2 AND organization_id = $3`,
-      [tenant.twin.id, key, tenant.organization.id],
-    );
-    return rows[0];
-  }
-
-  /** Deletes keys past the retention, a bounded batch at a time (not tenant data: housekeeping). */
-  async purgeIdempotencyKeys(retentionHours: number, batch = 5000): Promise<number> {
-    const rows: unknown[] = await this.sql.query(
-      `DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(
-         SELECT ctid FROM idempotency_keys WHERE created < now() - make_interval(hours => $1) LIMIT $2))
-       RETURNING 1`,
-      [retentionHours, batch],
-    );
-    return rows.length;
   }
 }
 

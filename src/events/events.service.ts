@@ -1,8 +1,9 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
+import { IdempotencyKeys } from '../common/idempotency/idempotency-keys.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
-import { conflict, idExists, invalidDocument, notFound, preconditionFailed, unprocessable } from '../common/json-api/api-error.js';
+import { idExists, invalidDocument, notFound, preconditionFailed } from '../common/json-api/api-error.js';
 import { Tagged, versionedRead, type Conditional } from '../common/json-api/envelope.js';
 import { cursorPageOfJson, cursorRequest, cursorScope, CursorCodec, type CursorPage } from '../common/json-api/cursor.js';
 import { isCursorPaging, type Page, pageOfJson, pageRequest } from '../common/json-api/pagination.js';
@@ -20,9 +21,6 @@ import type { EventQuery, TimelineQuery } from './timeline-query.js';
 import { uuidv7 } from './uuidv7.js';
 
 
-/** Idempotency keys are honoured for at least this long. */
-export const IDEMPOTENCY_RETENTION_HOURS = 24;
-const PURGE_INTERVAL_MS = 10 * 60 * 1000;
 
 export interface CreatedEvent {
   resource: ResourceObject;
@@ -32,8 +30,6 @@ export interface CreatedEvent {
 
 @Injectable()
 export class EventsService {
-  private readonly logger = new Logger('EventsService');
-  private lastPurge = 0;
 
   constructor(
     private readonly sql: Sql,
@@ -42,6 +38,7 @@ export class EventsService {
     private readonly streams: EventStreams,
     private readonly changeLog: ChangeLog,
     private readonly cursors: CursorCodec,
+    private readonly idempotencyKeys: IdempotencyKeys,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -61,11 +58,11 @@ export class EventsService {
       this.announce('created', tenant, row, resource);
       return { resource, replayed: false };
     }
-    const outcome = await this.idempotent(tenant, idempotencyKey, requestHash({ ...event, id: document.id }), async () => {
+    const outcome = await this.idempotencyKeys.run(tenant, idempotencyKey, requestHash({ ...event, id: document.id }), async () => {
       const row = await this.insert(tenant, event);
       const resource = eventResource(row);
       this.announce('created', tenant, row, resource);
-      return { status: 201, body: resource, eventId: resource.id };
+      return { body: resource, eventId: resource.id };
     });
     return { resource: outcome.body, replayed: outcome.replayed };
   }
@@ -87,37 +84,6 @@ export class EventsService {
       this.announceChange(tenant, { position: change.position, op: 'created', id: change.subject_id, name: change.name ?? '', category: change.category ?? '', data: change.resource });
       return new JsonText(change.resource);
     });
-  }
-
-  /**
-   * Runs a write under an Idempotency-Key of the acting twin (`POST /events/`, `POST /operations`): the
-   * key is claimed (INSERT … ON CONFLICT on its unique key) in the same transaction as the write, so a
-   * concurrent retry waits for that transaction and then finds the key taken, and one key never writes
-   * twice. A key used before with the same request (`hash`) answers the stored first answer
-   * (`replayed`); with another request, a 422; a failed write rolls its claim back with it.
-   */
-  async idempotent<T>(
-    tenant: TwinTenant,
-    key: string,
-    hash: string,
-    write: () => Promise<{ status: number; body: T; eventId?: string }>,
-  ): Promise<{ status: number; body: T; replayed: boolean }> {
-    const outcome = await this.sql.transaction(async () => {
-      const owned = await this.events.claimIdempotencyKey(tenant, key, hash, IDEMPOTENCY_RETENTION_HOURS);
-      if (!owned) {
-        const earlier = await this.events.findIdempotencyKey(tenant, key);
-        if (!earlier || earlier.response_body === null) throw conflict('A request with this Idempotency-Key is still in progress.', { header: 'Idempotency-Key' });
-        if (earlier.request_hash !== hash) {
-          throw unprocessable('This Idempotency-Key was used with a different request body.', { header: 'Idempotency-Key' }, 'idempotency_key_reused');
-        }
-        return { status: earlier.response_status ?? 201, body: earlier.response_body as T, replayed: true };
-      }
-      const { status, body, eventId } = await write();
-      await this.events.completeIdempotencyKey(tenant, key, status, body instanceof JsonText ? body.text : JSON.stringify(body), eventId ?? null);
-      return { status, body, replayed: false };
-    });
-    this.purgeKeysNowAndThen();
-    return outcome;
   }
 
   /** Hands a change to the bus once it committed (the bus delivers it itself, or lets PostgreSQL's NOTIFY do it). */
@@ -236,13 +202,5 @@ export class EventsService {
   private async missing(tenant: TwinTenant, id: string, versions: string[] | null) {
     if (versions && (await this.events.version(tenant, id)) !== undefined) return preconditionFailed();
     return notFound('No such event on the timeline of this twin.');
-  }
-
-  /** Keys past the retention are deleted at most every ten minutes per instance, off the request path. */
-  private purgeKeysNowAndThen(): void {
-    const now = Date.now();
-    if (now - this.lastPurge < PURGE_INTERVAL_MS) return;
-    this.lastPurge = now;
-    this.events.purgeIdempotencyKeys(IDEMPOTENCY_RETENTION_HOURS).catch((error: Error) => this.logger.warn(`purging idempotency keys failed: ${error.message}`));
   }
 }

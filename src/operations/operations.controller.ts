@@ -7,7 +7,7 @@ import { Tenant, type Tenant as TenantContext } from '../common/auth/tenant.js';
 import { RawBody } from '../common/json-api/envelope.js';
 import { JsonText } from '../common/json-api/resource.js';
 import { ApiErrors, ApiTenant } from '../common/openapi/docs.js';
-import { readIdempotencyKey } from '../events/event-data.js';
+import { readIdempotencyKey } from '../common/http/idempotency-key.js';
 import { assertAtomicMediaType, ATOMIC_MEDIA_TYPE, MAX_OPERATIONS, OPERATIONS_BODY_LIMIT } from './atomic-document.js';
 import { OPERATIONS_REQUEST, OPERATIONS_RESULTS } from './operations.openapi.js';
 import { OperationsService } from './operations.service.js';

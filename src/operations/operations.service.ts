@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
+import { IdempotencyKeys } from '../common/idempotency/idempotency-keys.js';
 import type { Tenant, TwinTenant } from '../common/auth/tenant.js';
 import { ApiError, idExists, invalidDocument, invalidHeader } from '../common/json-api/api-error.js';
 import { AggregateApiError } from '../common/json-api/error-mapper.js';
@@ -32,6 +33,7 @@ export class OperationsService {
     private readonly sql: Sql,
     private readonly events: EventsService,
     private readonly twins: TwinsService,
+    private readonly idempotencyKeys: IdempotencyKeys,
   ) {}
 
   /**
@@ -41,8 +43,7 @@ export class OperationsService {
   async run(tenant: Tenant, body: unknown, idempotencyKey: string | undefined): Promise<{ results: AtomicAnswer; replayed: boolean }> {
     const operations = readOperations(body);
     if (idempotencyKey === undefined) return { results: await this.sql.transaction(() => this.apply(tenant, operations)), replayed: false };
-    const outcome = await this.events.idempotent<AtomicAnswer>(this.actingTwin(tenant, 'An Idempotency-Key is kept per acting twin: send X-Twin with it.'), idempotencyKey, batchHash(body), async () => ({
-      status: 200,
+    const outcome = await this.idempotencyKeys.run<AtomicAnswer>(this.actingTwin(tenant, 'An Idempotency-Key is kept per acting twin: send X-Twin with it.'), idempotencyKey, batchHash(body), async () => ({
       body: await this.apply(tenant, operations),
     }));
     return { results: outcome.body, replayed: outcome.replayed };

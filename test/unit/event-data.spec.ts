@@ -1,5 +1,6 @@
 import { ApiError } from '../../src/common/json-api/api-error';
-import { canonicalJson, MAX_EVENT_DATA_BYTES, readIdempotencyKey, requestHash, serializedSize } from '../../src/events/event-data';
+import { canonicalJson, MAX_EVENT_DATA_BYTES, requestHash, serializedSize } from '../../src/events/event-data';
+import { readIdempotencyKey } from '../../src/common/http/idempotency-key';
 
 describe('event data size', () => {
   it('counts UTF-8 bytes of compact JSON', () => {

@@ -30,7 +30,7 @@ export const events = defineTable(
   },
 );
 
-/** Idempotency keys of `POST /events/`, scoped to the acting twin. */
+/** Idempotency keys of `POST /events/` and `POST /operations`, scoped to the acting twin (src/common/idempotency). */
 export const idempotencyKeys = defineTable(
   'idempotency_keys',
   {
@@ -38,6 +38,8 @@ export const idempotencyKeys = defineTable(
     key: { type: 'varchar', length: 255, primary: true, primaryKeyConstraintName: 'idempotency_keys_pkey' },
     organization_id: { type: 'uuid' },
     request_hash: { type: 'char', length: 64 },
+    // No longer written: each route answers a replay with its own status. Dropped by a later migration,
+    // once no running instance of an older version reads it.
     response_status: { type: 'smallint', nullable: true },
     response_body: { type: 'jsonb', nullable: true },
     event_id: { type: 'uuid', nullable: true },
