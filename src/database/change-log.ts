@@ -8,15 +8,9 @@ import { Sql } from './sql.js';
  * resumes from it; webhook deliveries are made from it.
  */
 
-/** A change's kind; also its webhook event type. */
-export type ChangeKind =
-  | 'event.created'
-  | 'event.updated'
-  | 'event.deleted'
-  | 'twin.created'
-  | 'twin.updated'
-  | 'quest.published'
-  | 'quest.embarked';
+/** Every kind of change the log records; each is also a webhook event type (webhooks subscribe to these). */
+export const CHANGE_KINDS = ['event.created', 'event.updated', 'event.deleted', 'twin.created', 'twin.updated', 'quest.published', 'quest.embarked'] as const;
+export type ChangeKind = (typeof CHANGE_KINDS)[number];
 
 /** A row of the change log as statements read it (the position as text). */
 export interface ChangeRow {

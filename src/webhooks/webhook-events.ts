@@ -1,3 +1,4 @@
-/** The change kinds a webhook may subscribe to: exactly the `kind`s the change log writes (schema/changes.ts). */
-export const WEBHOOK_EVENT_TYPES = ['event.created', 'event.updated', 'event.deleted', 'twin.created', 'twin.updated', 'quest.published', 'quest.embarked'] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+import { CHANGE_KINDS } from '../database/change-log.js';
+
+/** The change kinds a webhook may subscribe to: exactly the kinds the change log records. */
+export const WEBHOOK_EVENT_TYPES = CHANGE_KINDS;
