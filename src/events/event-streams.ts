@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShu
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import { invalidHeader } from '../common/json-api/api-error.js';
-import { isUuid } from '../common/json-api/query.js';
+import { isUuid } from '../common/value-checks.js';
 import { EventBus, eventChangeOf, type EventChange } from './event-bus.js';
 import { EventsRepository, type StreamFilter } from './events.repository.js';
 

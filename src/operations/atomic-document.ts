@@ -1,6 +1,6 @@
 import { ApiError, invalidDocument } from '../common/json-api/api-error.js';
 import { AggregateApiError } from '../common/json-api/error-mapper.js';
-import { isPlainObject, isUuid } from '../common/json-api/query.js';
+import { isPlainObject, isUuid } from '../common/value-checks.js';
 import { ResourceBodyPipe, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { CreateEventAttributes, UpdateEventAttributes } from '../events/dto/event.dto.js';
 import { CreateTwinAttributes, UpdateTwinAttributes } from '../twins/dto/twin-attributes.dto.js';

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { anyCause } from '../database/driver-errors.js';
 import { Sql } from '../database/sql.js';
-import { isUuid } from '../common/json-api/query.js';
+import { isUuid } from '../common/value-checks.js';
 import { FeatureCollectionScanner } from './feature-collection-scanner.js';
 import { mapFeature, PlaceTwinRow } from './place-mapping.js';
 import { PlacesRepository } from './places.repository.js';

@@ -1,4 +1,4 @@
-import { isPlainObject } from '../common/json-api/query.js';
+import { isPlainObject } from '../common/value-checks.js';
 import { twins, type ColumnOf, type Row } from '../database/schema/index.js';
 
 /**

@@ -1,5 +1,6 @@
 import { invalidDocument, invalidParameter } from '../common/json-api/api-error.js';
-import { isPlainObject, params, type ParamReader } from '../common/json-api/query.js';
+import { params, type ParamReader } from '../common/json-api/query.js';
+import { isPlainObject } from '../common/value-checks.js';
 import { GEO_JSON_MEDIA_TYPE } from '../common/json-api/resource.js';
 import type { GeoPoint } from '../database/schema/index.js';
 

@@ -1,6 +1,6 @@
 import { AdminService } from '../../admin/admin.service.js';
 import { firstSteps } from '../../admin/first-steps.js';
-import { isUuid } from '../../common/json-api/query.js';
+import { isUuid } from '../../common/value-checks.js';
 import { CliCommand, CliContext, CliUsageError, requireString } from '../cli-command.js';
 
 const admin = (context: CliContext) => context.app!.get(AdminService);

@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { forbidden, invalidHeader, unauthenticated, ApiError } from '../json-api/api-error.js';
-import { isUuid } from '../json-api/query.js';
+import { isUuid } from '../value-checks.js';
 import type { ResolvedCredentials } from './auth.repository.js';
 import { Credentials } from './credentials.js';
 import { RateLimiter } from './rate-limiter.js';

@@ -2,20 +2,14 @@ import type { PipeTransform } from '@nestjs/common';
 import { invalidParameter } from './api-error.js';
 import { CURSOR_PARAMETERS, PAGE_PARAMETERS, readPageParams, type PageParams } from './pagination.js';
 import { offersParameter, readRepresentation, type Representation, type RepresentationOffer } from './representation.js';
+import { isUuid } from '../value-checks.js';
 
 /** Reads one raw query value; throws `invalidParameter` when it is malformed. */
 export type ParamReader<T> = (raw: string, name: string) => T;
 
 export type QueryReaders<T> = { [K in keyof T]-?: ParamReader<NonNullable<T[K]>> };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_TEXT = 1000;
-
-export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);
-
-/** A JSON object (not null, not an array). */
-export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?(?:Z|[+-](\d{2}):?(\d{2}))?)?$/;
 

@@ -4,7 +4,7 @@ import { getMetadataStorage, validateSync, ValidationError } from 'class-validat
 import { ApiError, conflict, invalidDocument } from './api-error.js';
 import { passesAttributeRules } from './attribute-check.js';
 import { AggregateApiError } from './error-mapper.js';
-import { isPlainObject, isUuid } from './query.js';
+import { isPlainObject, isUuid } from '../value-checks.js';
 
 type Constructor<T> = new () => T;
 
