@@ -47,9 +47,9 @@ export async function resolveHost(hostname: string): Promise<string[]> {
 }
 
 /**
- * undici, loaded by the first delivery rather than at start: loaded, it kept the service's idle V8 heap
- * 3 MB larger (51.2 against 48.1 MB), which every major garbage collection marks again, on every
- * replica, also where no organization has a webhook.
+ * undici, loaded by the first delivery rather than at start: loaded, it enlarges the service's idle V8
+ * heap, which every major garbage collection marks again, on every replica, also where no organization
+ * has a webhook.
  */
 let undici: typeof Undici | undefined;
 // eslint-disable-next-line @typescript-eslint/no-require-imports

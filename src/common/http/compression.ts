@@ -12,8 +12,8 @@ export const COMPRESSION_THRESHOLD_BYTES = 1024;
 /**
  * Up to this size an answer is compressed in one synchronous call; bigger ones (map listings of
  * megabytes) stream through zlib on the thread pool, so one of them never holds the event loop for
- * long. The plugin's default on two cores is 8 KiB: a 40 KB page then took the stream path at 2.5-3.4
- * times the CPU of one call (bench: CPU per request).
+ * long. The plugin's default on two cores is 8 KiB, which sent ordinary list pages down the stream path
+ * at several times the CPU of one call (docs/PERFORMANCE.md).
  */
 const SYNC_COMPRESSION_MAX_BYTES = 256 * 1024;
 

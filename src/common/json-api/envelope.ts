@@ -16,8 +16,8 @@ export class RawBody<T> {
  * as JSON text, `page` its place and count. Its envelope is the contract's
  * `{links, data: {results, meta, links}, meta}`, written by buildEnvelope like every other envelope.
  * Written there, the envelope's text is the interceptor's own, and it goes when its bytes are made: held
- * by the handler's result instead (a RawBody), the 330 kB text outlived the request's scavenges and was
- * promoted, 316–416 kB a map page at 50 connections against 102–136 (docs/PERFORMANCE.md).
+ * by the handler's result instead (a RawBody), the page's text outlived the request's scavenges and was
+ * promoted to the old generation at 50 connections (docs/PERFORMANCE.md).
  */
 export class FeaturePage {
   constructor(

@@ -146,8 +146,7 @@ const formValue = (value: string): string => (FORM_SAFE.test(value) ? value : ne
  * The links of one page, as functions of their page parameter's value: the request URL (absolute) with
  * `drop` removed and then `parameter` set, exactly what `url.searchParams` gives (the whole query
  * re-serialized, a parameter that was there kept in its place, else appended). A URL's searchParams
- * re-parse the whole URL on every change (3 µs each here); a page's links made that way cost more than
- * its cursor's HMAC. So the query is parsed and serialized once per page, off the URL, and the links
+ * re-parse the whole URL on every change; a page's links made that way cost more than its cursor's HMAC. So the query is parsed and serialized once per page, off the URL, and the links
  * share its text.
  */
 export function pageUrl(requestUrl: URL, parameter: string, drop: readonly string[] = []): (value: string) => string {
