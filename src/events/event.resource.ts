@@ -1,7 +1,6 @@
-import type { ResourceIdentifier, ResourceObject } from '../common/json-api/resource.js';
-import { memberNames, resourceJsonSql, type ResourceSql } from '../common/json-api/resource-sql.js';
+import type { ResourceObject } from '../common/json-api/resource.js';
+import { ResourceForm, timestamp } from '../common/json-api/resource-sql.js';
 import { fieldsetKey, SqlTexts } from '../database/sql-texts.js';
-import { isoTimestampSql } from '../database/timestamps.js';
 import { events, type ColumnOf, type Row } from '../database/schema/index.js';
 
 /** An event as the wire forms need it: the columns the repository reads. */
@@ -10,34 +9,17 @@ export type EventRow = Pick<Row<typeof events>, (typeof EVENT_COLUMNS)[number]>;
 
 export const EVENT_TYPE = 'events';
 
-export function eventResource(row: EventRow): ResourceObject {
-  return {
-    type: EVENT_TYPE,
-    id: row.id,
-    attributes: { name: row.name, category: row.category, data: row.data, timestamp: row.timestamp, occurred: row.occurred },
-  };
-}
-
-export function eventIdentifier(id: string): ResourceIdentifier {
-  return { type: EVENT_TYPE, id };
-}
-
-/** eventResource as SQL of the events row aliased `e` (timeline pages, NOTIFY payloads; resource-json.e2e-spec.ts proves them equal). */
-const eventSql = (e: string): ResourceSql => ({
+/** An event: timeline pages and NOTIFY payloads build it in SQL, write answers map the row. */
+const EVENT = new ResourceForm<EventRow>({
   type: EVENT_TYPE,
-  id: `${e}.id`,
-  attributes: {
-    name: `${e}.name`,
-    category: `${e}.category`,
-    data: `${e}.data`,
-    timestamp: isoTimestampSql(`${e}."timestamp"`),
-    occurred: isoTimestampSql(`${e}.occurred`),
-  },
+  attributes: { name: 'name', category: 'category', data: 'data', timestamp: timestamp('timestamp', '"timestamp"'), occurred: timestamp('occurred') },
 });
 
+export const eventResource = (row: EventRow): ResourceObject => EVENT.resource(row);
+
 const eventJsonTexts = new SqlTexts();
-export const eventJsonSql = (e: string, fieldset?: ReadonlySet<string>): string =>
-  eventJsonTexts.get(`${e}|${fieldsetKey(fieldset)}`, () => resourceJsonSql(eventSql(e), fieldset));
+/** An event's resource object in SQL, of the events row aliased `e`. */
+export const eventJsonSql = (e: string, fieldset?: ReadonlySet<string>): string => eventJsonTexts.get(`${e}|${fieldsetKey(fieldset)}`, () => EVENT.sql(e, fieldset));
 
 /** What `fields[events]` may name. */
-export const EVENT_FIELDS = memberNames(eventSql('e'));
+export const EVENT_FIELDS = EVENT.names;

@@ -1,24 +1,16 @@
 import type { ResourceObject } from '../common/json-api/resource.js';
-import { memberNames, resourceJsonSql, type ResourceSql } from '../common/json-api/resource-sql.js';
-import { isoTimestampSql } from '../database/timestamps.js';
+import { ResourceForm, timestamp } from '../common/json-api/resource-sql.js';
 import type { OrganizationRow } from './organizations.repository.js';
 
-export function organizationResource(row: OrganizationRow): ResourceObject {
-  return {
-    type: 'organizations',
-    id: row.id,
-    attributes: { name: row.name, created: row.created, modified: row.modified },
-  };
-}
-
-/** organizationResource as SQL of the organizations row aliased `o` (twins include their organization). */
-const organizationSql = (o: string): ResourceSql => ({
+const ORGANIZATION = new ResourceForm<OrganizationRow>({
   type: 'organizations',
-  id: `${o}.id`,
-  attributes: { name: `${o}.name`, created: isoTimestampSql(`${o}.created`), modified: isoTimestampSql(`${o}.modified`) },
+  attributes: { name: 'name', created: timestamp('created'), modified: timestamp('modified') },
 });
 
-export const organizationJsonSql = (o: string, fieldset?: ReadonlySet<string>): string => resourceJsonSql(organizationSql(o), fieldset);
+export const organizationResource = (row: OrganizationRow): ResourceObject => ORGANIZATION.resource(row);
+
+/** An organization's resource object in SQL, of the organizations row aliased `o` (twins include their organization). */
+export const organizationJsonSql = (o: string, fieldset?: ReadonlySet<string>): string => ORGANIZATION.sql(o, fieldset);
 
 /** What `fields[organizations]` may name. */
-export const ORGANIZATION_FIELDS = memberNames(organizationSql('o'));
+export const ORGANIZATION_FIELDS = ORGANIZATION.names;
