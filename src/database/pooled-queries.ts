@@ -88,6 +88,18 @@ export function installOnPool(pool: Pool, options: PooledQueryOptions): (query: 
   return pooledQuery(pool);
 }
 
+/**
+ * Who waits for the column names of a text's next pooled answer (Sql.rows checks a statement's columns
+ * once, and TypeORM's contract below hands over only rows). Empty once every text was checked, so an
+ * answer costs one size test.
+ */
+const columnWatchers = new Map<string, (columns: readonly string[]) => void>();
+
+/** Has `watch` told the column names of the next pooled answer to `text` (once). */
+export function watchColumns(text: string, watch: (columns: readonly string[]) => void): void {
+  columnWatchers.set(text, watch);
+}
+
 /** One statement on a pooled connection, with TypeORM's contract (see 2. above). */
 function pooledQuery(pool: Pool): (query: string, parameters?: unknown[]) => Promise<unknown> {
   return async (query, parameters) => {
@@ -104,6 +116,13 @@ function pooledQuery(pool: Pool): (query: string, parameters?: unknown[]) => Pro
       throw new QueryFailedError(query, parameters, error as Error);
     }
     release(client, onError, broken);
+    if (columnWatchers.size !== 0 && result.fields) {
+      const watch = columnWatchers.get(query);
+      if (watch) {
+        columnWatchers.delete(query);
+        watch(result.fields.map((field) => field.name));
+      }
+    }
     switch (result.command) {
       case 'DELETE':
       case 'UPDATE':

@@ -3,6 +3,8 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { IsolationLevel } from 'typeorm/driver/types/IsolationLevel.js';
 import { ReadReplicas } from './read-replicas.js';
+import { watchColumns } from './pooled-queries.js';
+import { checkColumns, isChecked, type RowShape } from './row-shape.js';
 
 /** The open transaction of the async context: its connection, and what is to happen once it committed. */
 interface OpenTransaction {
@@ -31,14 +33,13 @@ export class Sql {
   ) {}
 
   /**
-   * Runs one statement: the rows (for UPDATE and DELETE `[rows, affected count]`, as TypeORM answers).
-   * `T` is the caller's description of the rows (the schema's `Row<table>` types are meant for it); by
-   * default the annotation of the variable receiving them states it, as with TypeORM's own query().
+   * Runs one statement and answers what TypeORM answers: the rows (for UPDATE and DELETE `[rows, affected
+   * count]`), untyped. Repositories read through the typed forms below, which say what the rows are.
    */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   query<T = any>(text: string, parameters?: unknown[]): Promise<T> {
     const open = this.current.getStore();
-    return (open ? open.manager.query(text, parameters) : this.dataSource.query(text, parameters)) as Promise<T>;
+    return open ? open.manager.query(text, parameters) : this.dataSource.query(text, parameters);
   }
 
   /**
@@ -51,8 +52,62 @@ export class Sql {
    */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   replicaQuery<T = any>(text: string, parameters?: unknown[]): Promise<T> {
-    if (this.current.getStore() || !this.replicas) return this.query<T>(text, parameters);
+    if (this.current.getStore() || !this.replicas) return this.query(text, parameters);
     return this.replicas.query(text, parameters, () => this.dataSource.query(text, parameters)) as Promise<T>;
+  }
+
+  /**
+   * The rows of a statement (SELECT, INSERT … RETURNING, UPDATE … RETURNING), typed by `shape`, whose
+   * columns are compared with the statement's once per text (row-shape.ts).
+   */
+  rows<R>(shape: RowShape<R>, text: string, parameters?: unknown[]): Promise<R[]> {
+    return this.read(shape, text, parameters, false);
+  }
+
+  /** `rows()` from a replica where one can serve (see `replicaQuery`). */
+  replicaRows<R>(shape: RowShape<R>, text: string, parameters?: unknown[]): Promise<R[]> {
+    return this.read(shape, text, parameters, true);
+  }
+
+  /** The first row of a statement (typed and checked as by `rows()`), undefined when it answers none. */
+  async first<R>(shape: RowShape<R>, text: string, parameters?: unknown[]): Promise<R | undefined> {
+    return (await this.read(shape, text, parameters, false))[0];
+  }
+
+  /** The one column of a statement's first row (a count, a flag, a version); undefined when it answers no row. */
+  async value<V>(shape: RowShape<Record<string, V>>, text: string, parameters?: unknown[]): Promise<V | undefined> {
+    const [row] = await this.read(shape, text, parameters, false);
+    return row?.[shape.columns[0]];
+  }
+
+  /** Whether a statement answers any row (`SELECT 1 … WHERE …`): its columns say nothing. */
+  async exists(text: string, parameters?: unknown[]): Promise<boolean> {
+    return rowsOf(await this.query(text, parameters)).length > 0;
+  }
+
+  /** How many rows an UPDATE or DELETE changed (without RETURNING). */
+  async affected(text: string, parameters?: unknown[]): Promise<number> {
+    const answer = await this.query(text, parameters);
+    if (!isChangedAnswer(answer)) throw new Error(`Not an UPDATE or DELETE, no affected count: ${text.slice(0, 200)}`);
+    return answer[1];
+  }
+
+  /** Runs a statement whose answer nobody reads (SET, INSERT without RETURNING, …). */
+  async run(text: string, parameters?: unknown[]): Promise<void> {
+    await this.query(text, parameters);
+  }
+
+  private async read<R>(shape: RowShape<R>, text: string, parameters: unknown[] | undefined, lagTolerant: boolean): Promise<R[]> {
+    const ask = () => (lagTolerant ? this.replicaQuery(text, parameters) : this.query(text, parameters));
+    if (isChecked(text)) return rowsOf(await ask()) as R[];
+    // Pooled answers tell their columns (pooled-queries.ts); inside a transaction TypeORM hands over only
+    // rows, so the first row's keys stand in, and a text answering no rows is checked on a later call.
+    let columns: readonly string[] | undefined;
+    if (!this.current.getStore()) watchColumns(text, (answered) => (columns = answered));
+    const rows = rowsOf(await ask());
+    columns ??= rows.length > 0 ? Object.keys(rows[0] as object) : undefined;
+    if (columns) checkColumns(shape, text, columns);
+    return rows as R[];
   }
 
   /** Runs `work` in a transaction (or in the one already open): committed when it resolves, rolled back when it throws. */
@@ -80,3 +135,10 @@ export class Sql {
     return this.current.getStore() !== undefined;
   }
 }
+
+/** UPDATE and DELETE answer `[rows, affected count]` (TypeORM's contract, kept by pooled-queries.ts). */
+const isChangedAnswer = (answer: unknown): answer is [unknown[], number] =>
+  Array.isArray(answer) && answer.length === 2 && Array.isArray(answer[0]) && typeof answer[1] === 'number';
+
+/** The rows of an answer, whichever statement gave it (a row is an object, never an array). */
+const rowsOf = (answer: unknown): unknown[] => (isChangedAnswer(answer) ? answer[0] : (answer as unknown[]));

@@ -6,8 +6,8 @@ export interface GeoPoint {
   coordinates: [number, number];
 }
 
-/** The PostgreSQL types the schema uses, and what pg hands each over as (with the type parsers of database/pg-types). */
-interface TypeOf {
+/** The PostgreSQL types the schema uses, and what pg hands each over as (with the type parsers of database/timestamps.ts). */
+export interface TypeOf {
   uuid: string;
   varchar: string;
   text: string;
@@ -18,8 +18,8 @@ interface TypeOf {
   timestamptz: string;
   boolean: boolean;
   integer: number;
-  /** 64-bit integers stay strings (pg's default: a JavaScript number cannot hold them all). */
-  bigint: string;
+  /** 64-bit integers as numbers (installPgTypeParsers: counts and positions stay far below 2^53). */
+  bigint: number;
   smallint: number;
   jsonb: Record<string, unknown>;
   bytea: Buffer;
