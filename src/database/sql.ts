@@ -74,10 +74,11 @@ export class Sql {
     return (await this.read(shape, text, parameters, false))[0];
   }
 
-  /** The one column of a statement's first row (a count, a flag, a version); undefined when it answers no row. */
-  async value<V>(shape: RowShape<Record<string, V>>, text: string, parameters?: unknown[]): Promise<V | undefined> {
+  /** The one column of a statement that always answers one row (an aggregate: a count, a sum). */
+  async value<V>(shape: RowShape<Record<string, V>>, text: string, parameters?: unknown[]): Promise<V> {
     const [row] = await this.read(shape, text, parameters, false);
-    return row?.[shape.columns[0]];
+    if (!row) throw new Error(`No row where one was certain: ${text.slice(0, 200)}`);
+    return row[shape.columns[0]];
   }
 
   /** Whether a statement answers any row (`SELECT 1 … WHERE …`): its columns say nothing. */

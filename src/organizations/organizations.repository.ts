@@ -2,10 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
 import type { PageRequest } from '../common/json-api/pagination.js';
 import { organizations, select, type Row } from '../database/schema/index.js';
+import { rowShape, tableShape } from '../database/row-shape.js';
 
 export type OrganizationRow = Row<typeof organizations>;
 
 const COLUMNS = select(organizations, 'o');
+const ORGANIZATION = tableShape(organizations);
+const COUNT = rowShape({ count: 'bigint' });
+const ID = tableShape(organizations, ['id']);
 
 /** SQL for organizations; every read is scoped to the calling account's memberships. */
 @Injectable()
@@ -13,17 +17,17 @@ export class OrganizationsRepository {
   constructor(private readonly sql: Sql) {}
 
   async create(name: string): Promise<OrganizationRow> {
-    const rows: OrganizationRow[] = await this.sql.query(`INSERT INTO organizations AS o (name) VALUES ($1) RETURNING ${COLUMNS}`, [name]);
-    return rows[0];
+    const [row] = await this.sql.rows(ORGANIZATION, `INSERT INTO organizations AS o (name) VALUES ($1) RETURNING ${COLUMNS}`, [name]);
+    return row;
   }
 
   async countForAccount(accountId: string): Promise<number> {
-    const rows: { count: number }[] = await this.sql.query(`SELECT count(*) AS count FROM memberships WHERE account_id = $1`, [accountId]);
-    return rows[0].count;
+    return this.sql.value(COUNT, `SELECT count(*) AS count FROM memberships WHERE account_id = $1`, [accountId]);
   }
 
   async pageForAccount(accountId: string, page: PageRequest): Promise<OrganizationRow[]> {
-    return this.sql.query(
+    return this.sql.rows(
+      ORGANIZATION,
       `SELECT ${COLUMNS}
          FROM memberships m JOIN organizations o ON o.id = m.organization_id
         WHERE m.account_id = $1
@@ -34,18 +38,18 @@ export class OrganizationsRepository {
   }
 
   async findForAccount(accountId: string, organizationId: string): Promise<OrganizationRow | undefined> {
-    const rows: OrganizationRow[] = await this.sql.query(
+    return this.sql.first(
+      ORGANIZATION,
       `SELECT ${COLUMNS}
          FROM memberships m JOIN organizations o ON o.id = m.organization_id
         WHERE m.account_id = $1 AND o.id = $2`,
       [accountId, organizationId],
     );
-    return rows[0];
   }
 
   /** Ids among `ids` that exist. */
   async existing(ids: string[]): Promise<Set<string>> {
-    const rows: { id: string }[] = await this.sql.query(`SELECT id FROM organizations WHERE id = ANY($1::uuid[])`, [ids]);
+    const rows = await this.sql.rows(ID, `SELECT id FROM organizations WHERE id = ANY($1::uuid[])`, [ids]);
     return new Set(rows.map((row) => row.id));
   }
 }

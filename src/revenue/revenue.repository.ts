@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
+import { rowShape } from '../database/row-shape.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
+
+const TOTAL = rowShape({ total: 'numeric' });
 
 /**
  * SQL reading the revenue ledger. Amounts stay `numeric` and are summed in SQL. Entries are written by
@@ -17,10 +20,10 @@ export class RevenueRepository {
    * the entry's `organization_id` (the creator's) is compared too, so on Citus the sum reads one shard.
    */
   async totalForTwin(tenant: TwinTenant): Promise<string> {
-    const rows: { total: string }[] = await this.sql.query(
+    return this.sql.value(
+      TOTAL,
       `SELECT coalesce(sum(r.amount), 0)::text AS total FROM revenue_entries r WHERE r.twin_id = $1 AND r.organization_id = $2`,
       [tenant.twin.id, tenant.organization.id],
     );
-    return rows[0].total;
   }
 }

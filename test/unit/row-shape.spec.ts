@@ -68,5 +68,7 @@ describe('row shapes', () => {
     const { state, sql } = answering();
     state.next = [{ version: '7' }];
     expect(await sql.value(rowShape({ version: 'text' }), 'SELECT 7 AS version')).toBe('7');
+    state.next = [];
+    await expect(sql.value(rowShape({ version: 'text' }), 'SELECT 7 AS version WHERE false')).rejects.toThrow('No row where one was certain');
   });
 });
