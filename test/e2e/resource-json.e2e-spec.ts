@@ -4,17 +4,21 @@ import { canonicalJson } from '../../src/events/event-data';
 import { eventResource } from '../../src/events/event.resource';
 import { EventsRepository } from '../../src/events/events.repository';
 import { uuidv7 } from '../../src/events/uuidv7';
+import { imageJsonSql, imageResource } from '../../src/images/image.resource';
+import { ImagesRepository } from '../../src/images/images.repository';
+import { organizationJsonSql, organizationResource } from '../../src/organizations/organization.resource';
 import { ownTwinResource, twinDetailResource, twinListResource } from '../../src/twins/twin.resource';
-import { questResource } from '../../src/quests/quest.resource';
+import { questResource, taskResource, type TaskRow } from '../../src/quests/quest.resource';
 import { QuestsRepository } from '../../src/quests/quests.repository';
 import { TwinsRepository } from '../../src/twins/twins.repository';
 import { TestApp } from '../support/test-app';
 
 /**
- * Reads have PostgreSQL build their documents' JSON (twin.resource.ts `twinJsonSql`); writes and the
- * OpenAPI examples use the row mappers beside it. Both must give the same resource for any row: here
- * varied twins (absent and odd values, free-form JSON, timestamps with microseconds in any year) are
- * written with plain SQL and read both ways. Fixed seed (FC_SEED to change it).
+ * Reads have PostgreSQL build their documents' JSON; writes and the OpenAPI examples map a row in Node.
+ * Both come from one declaration per form (resource-sql.ts: each member's SQL beside its Node value), and
+ * must give the same resource for any row: here varied rows (absent and odd values, free-form JSON,
+ * timestamps with microseconds in any year) are written with plain SQL and read both ways. Fixed seed
+ * (FC_SEED to change it).
  */
 const SEED = Number(process.env.FC_SEED ?? 20261123);
 
@@ -151,6 +155,65 @@ describe('resources built by PostgreSQL equal the row mappers', () => {
             expect(canonicalJson(found)).toBe(canonicalJson(questResource(row!, imageUrl)));
           } finally {
             await service.dataSource.query(`DELETE FROM quests WHERE id = $1`, [id]);
+          }
+        },
+      ),
+      { numRuns: 40, seed: SEED, endOnFailure: true },
+    );
+  });
+
+  it('organizations, images and tasks: the forms documents include', async () => {
+    const quests = service.app.get(QuestsRepository);
+    const images = service.app.get(ImagesRepository);
+    const owner = timeline;
+    const [quest] = await service.dataSource.query(`INSERT INTO quests (organization_id, twin_id, name) VALUES ($1, $2, 'tasks') RETURNING id`, [
+      owner.organization.id,
+      owner.twin.id,
+    ]);
+    const imagesBase = 'https://api.example.test/images/';
+    const imageUrl = (id: string) => `${imagesBase}${id}/content`;
+    const jsonOf = async (sql: string, id: string) => {
+      const [{ data }]: { data: string }[] = await service.dataSource.query(`SELECT ${sql}::text AS data`, [id]);
+      return canonicalJson(JSON.parse(data));
+    };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          name: text.filter((s) => s.length > 0),
+          description: text,
+          size: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+          position: fc.nat(1000),
+          place: fc.boolean(),
+          created: timestamp,
+          modified: timestamp,
+        }),
+        async (r) => {
+          const [organization] = await service.dataSource.query(`INSERT INTO organizations (name, created, modified) VALUES ($1, $2, $3) RETURNING *`, [
+            r.name,
+            r.created,
+            r.modified,
+          ]);
+          const [{ id: imageId }] = await service.dataSource.query(
+            `INSERT INTO images (organization_id, content_type, size, width, height, sha256, created) VALUES ($1, $2, $3, $3, $3, repeat('0', 64), $4) RETURNING id`,
+            [owner.organization.id, r.name.slice(0, 64), r.size, r.created],
+          );
+          const [task]: TaskRow[] = await service.dataSource.query(
+            `INSERT INTO quest_tasks (organization_id, quest_id, name, description, position, place_twin_id, created, modified)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id, quest_id, name, description, position, place_twin_id, created, modified`,
+            [owner.organization.id, quest.id, r.name, r.description, r.position, r.place ? owner.twin.id : null, r.created, r.modified],
+          );
+          try {
+            expect(await jsonOf(`(SELECT ${organizationJsonSql('o')} FROM organizations o WHERE o.id = $1)`, organization.id)).toBe(
+              canonicalJson(organizationResource(organization)),
+            );
+            const image = await images.findReadable(owner, imageId);
+            expect(await jsonOf(`(SELECT ${imageJsonSql('i', `'${imagesBase}'`)} FROM images i WHERE i.id = $1)`, imageId)).toBe(canonicalJson(imageResource(image!, imageUrl)));
+            const page = await quests.pageTasks(owner, quest.id, { number: 1, size: 1, offset: 0 }, { fields: {}, include: new Set() });
+            expect(canonicalJson(JSON.parse(page.data))).toBe(canonicalJson([taskResource(task)]));
+          } finally {
+            await service.dataSource.query(`DELETE FROM quest_tasks WHERE id = $1`, [task.id]);
+            await service.dataSource.query(`DELETE FROM images WHERE id = $1`, [imageId]);
+            await service.dataSource.query(`DELETE FROM organizations WHERE id = $1`, [organization.id]);
           }
         },
       ),
