@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Sql } from './sql.js';
+import { rowShape } from './row-shape.js';
 
 /**
  * The change log (table `changes`, migration ChangeLog): what every write of an event, twin or quest
@@ -101,6 +102,10 @@ export function notifyChangeSql(channel: string, c = 'c'): string {
 
 /** Rows pruned per statement: bounded work, short locks. */
 const PRUNE_BATCH = 5000;
+
+const DELETED = rowShape({ deleted: 'integer' });
+const RESUMABLE = rowShape({ ok: 'boolean', head: 'text' });
+
 /** How often an instance prunes (each instance does; the deletes do not collide: SKIP LOCKED). */
 const PRUNE_INTERVAL_MS = 5 * 60 * 1000;
 
@@ -140,7 +145,7 @@ export class ChangeLog implements OnApplicationBootstrap, OnApplicationShutdown 
    */
   async record(change: RecordedChange): Promise<void> {
     if (!this.sql.inTransaction) throw new Error(`the ${change.kind} change must be recorded in its own transaction`);
-    await this.sql.query(
+    await this.sql.run(
       `INSERT INTO changes (organization_id, twin_id, kind, subject_id, resource) VALUES ($1, $2, $3, $4, $5)`,
       [change.organizationId, change.twinId, change.kind, change.subjectId, change.resource],
     );
@@ -150,7 +155,8 @@ export class ChangeLog implements OnApplicationBootstrap, OnApplicationShutdown 
   async prune(retentionHours = this.config.streamRetentionHours): Promise<number> {
     let total = 0;
     for (;;) {
-      const [{ deleted }]: { deleted: number }[] = await this.sql.query(
+      const deleted = await this.sql.value(
+        DELETED,
         `WITH gone AS (
            DELETE FROM changes WHERE position IN (
              SELECT position FROM changes WHERE changed < now() - make_interval(secs => $1 * 3600) LIMIT $2 FOR UPDATE SKIP LOCKED)
@@ -172,7 +178,8 @@ export class ChangeLog implements OnApplicationBootstrap, OnApplicationShutdown 
    * position drawn, where a reset stream continues from.
    */
   async resumable(position: string): Promise<{ ok: boolean; head: string }> {
-    const [row]: { ok: boolean; head: string }[] = await this.sql.query(
+    const [row] = await this.sql.rows(
+      RESUMABLE,
       `SELECT $1::bigint >= s.pruned_through AND $1::bigint <= q.head AS ok, q.head::text AS head
          FROM change_log_state s,
               (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS head FROM changes_position_seq) q`,

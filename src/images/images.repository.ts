@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Sql } from '../database/sql.js';
 import type { Tenant } from '../common/auth/tenant.js';
 import { images, select, type ColumnOf, type Row } from '../database/schema/index.js';
+import { tableShape } from '../database/row-shape.js';
 
 /** An image's description: every column but the content. */
 const IMAGE_COLUMNS = ['id', 'organization_id', 'content_type', 'size', 'width', 'height', 'sha256', 'created'] as const satisfies readonly ColumnOf<typeof images>[];
@@ -16,6 +17,8 @@ export interface NewImage {
 }
 
 const COLUMNS = select(images, 'i', { only: IMAGE_COLUMNS });
+const IMAGE = tableShape(images, IMAGE_COLUMNS);
+const BYTES = tableShape(images, ['bytes']);
 
 /**
  * Who may read an image (docs/API.md, section 11): its own organization, anyone authenticated when a
@@ -32,36 +35,31 @@ export class ImagesRepository {
   constructor(private readonly sql: Sql) {}
 
   async insert(tenant: Tenant, image: NewImage): Promise<ImageRow> {
-    const rows: ImageRow[] = await this.sql.query(
+    const [row] = await this.sql.rows(
+      IMAGE,
       `INSERT INTO images AS i (organization_id, content_type, size, width, height, sha256)
        VALUES ($1, $2, $3, $4, $5, $6)
        RETURNING ${COLUMNS}`,
       [tenant.organization.id, image.contentType, image.size, image.width, image.height, image.sha256],
     );
-    return rows[0];
+    return row;
   }
 
   /** An image the tenant may read, or undefined. */
   async findReadable(tenant: Tenant, id: string): Promise<ImageRow | undefined> {
-    const rows: ImageRow[] = await this.sql.query(`SELECT ${COLUMNS} FROM images i WHERE i.id = $2 AND ${READABLE}`, [
-      tenant.organization.id,
-      id,
-    ]);
-    return rows[0];
+    return this.sql.first(IMAGE, `SELECT ${COLUMNS} FROM images i WHERE i.id = $2 AND ${READABLE}`, [tenant.organization.id, id]);
   }
 
   /** Whether the image belongs to the tenant's organization (only those can become a summary image). */
   async ownedBy(tenant: Tenant, id: string): Promise<boolean> {
-    const rows: unknown[] = await this.sql.query(`SELECT 1 FROM images WHERE id = $2 AND organization_id = $1`, [tenant.organization.id, id]);
-    return rows.length > 0;
+    return this.sql.exists(`SELECT 1 FROM images WHERE id = $2 AND organization_id = $1`, [tenant.organization.id, id]);
   }
 
   async writeBytes(id: string, bytes: Buffer): Promise<void> {
-    await this.sql.query(`UPDATE images SET bytes = $2 WHERE id = $1`, [id, bytes]);
+    await this.sql.run(`UPDATE images SET bytes = $2 WHERE id = $1`, [id, bytes]);
   }
 
   async readBytes(id: string): Promise<Buffer | undefined> {
-    const rows: { bytes: Buffer | null }[] = await this.sql.query(`SELECT bytes FROM images WHERE id = $1`, [id]);
-    return rows[0]?.bytes ?? undefined;
+    return (await this.sql.first(BYTES, `SELECT bytes FROM images WHERE id = $1`, [id]))?.bytes ?? undefined;
   }
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../database/sql.js';
+import { rowShape } from '../../database/row-shape.js';
 
 export interface ResolvedCredentials {
   tokenId: string;
@@ -10,15 +11,15 @@ export interface ResolvedCredentials {
   twin?: { id: string };
 }
 
-interface CredentialsRow {
-  token_id: string;
-  expires: string | null;
-  account_id: string;
-  account_name: string;
-  organization_id: string | null;
-  organization_name: string | null;
-  twin_id: string | null;
-}
+const CREDENTIALS = rowShape({
+  token_id: 'uuid',
+  expires: 'timestamptz?',
+  account_id: 'uuid',
+  account_name: 'text',
+  organization_id: 'uuid?',
+  organization_name: 'text?',
+  twin_id: 'uuid?',
+});
 
 /**
  * The one place that knows the tenant: token, membership and acting twin are resolved in a single
@@ -30,7 +31,8 @@ export class AuthRepository {
 
   /** `tokenDigest`: the SHA-256 of the token (tokens.ts `hashToken`). */
   async resolve(tokenDigest: Buffer, organizationId: string | undefined, twinId: string | undefined): Promise<ResolvedCredentials | undefined> {
-    const rows: CredentialsRow[] = await this.sql.query(
+    const row = await this.sql.first(
+      CREDENTIALS,
       `SELECT t.id AS token_id, t.expires, a.id AS account_id, a.name AS account_name,
               o.id AS organization_id, o.name AS organization_name, tw.id AS twin_id
          FROM access_tokens t
@@ -43,7 +45,6 @@ export class AuthRepository {
           AND (t.expires IS NULL OR t.expires > now())`,
       [tokenDigest, organizationId ?? null, twinId ?? null],
     );
-    const row = rows[0];
     if (!row) return undefined;
     return {
       tokenId: row.token_id,

@@ -1,10 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import type { TwinTenant } from '../auth/tenant.js';
 import { Sql } from '../../database/sql.js';
-import type { idempotencyKeys, Row } from '../../database/schema/index.js';
+import { idempotencyKeys, type Row } from '../../database/schema/index.js';
+import { tableShape, typed, withColumns } from '../../database/row-shape.js';
 
 /** A key's first answer: the request it was used with, and the answer's body (null while unfinished). */
 export type IdempotencyRecord = Pick<Row<typeof idempotencyKeys>, 'request_hash'> & { response_body: unknown };
+
+/** `response_body` is any JSON a key's answer had (jsonb's declared type is an object). */
+const RECORD = withColumns(tableShape(idempotencyKeys, ['request_hash']), { response_body: typed<unknown>() });
 
 /** SQL of the idempotency keys, kept per acting twin and scoped to its organization. */
 @Injectable()
@@ -17,7 +21,7 @@ export class IdempotencyRepository {
    * key uncommitted, PostgreSQL makes this statement wait for it: concurrent retries never both write.
    */
   async claim(tenant: TwinTenant, key: string, hash: string, retentionHours: number): Promise<boolean> {
-    const rows: unknown[] = await this.sql.query(
+    return this.sql.exists(
       `INSERT INTO idempotency_keys AS k (twin_id, key, organization_id, request_hash)
        VALUES ($1, $2, $3, $4)
        ON CONFLICT (twin_id, key) DO UPDATE
@@ -27,12 +31,11 @@ export class IdempotencyRepository {
        RETURNING k.key`,
       [tenant.twin.id, key, tenant.organization.id, hash, retentionHours],
     );
-    return rows.length > 0;
   }
 
   /** Keeps the key's first answer: its body's JSON text, and the event it created, if one. */
   async complete(tenant: TwinTenant, key: string, bodyJson: string, eventId: string | null): Promise<void> {
-    await this.sql.query(
+    await this.sql.run(
       `UPDATE idempotency_keys SET response_body = $3::jsonb, event_id = $4
         WHERE twin_id = $1 AND key = $2`,
       [tenant.twin.id, key, bodyJson, eventId],
@@ -40,22 +43,20 @@ export class IdempotencyRepository {
   }
 
   async find(tenant: TwinTenant, key: string): Promise<IdempotencyRecord | undefined> {
-    const rows: IdempotencyRecord[] = await this.sql.query(
+    return this.sql.first(
+      RECORD,
       `SELECT request_hash, response_body FROM idempotency_keys
         WHERE twin_id = $1 AND key = $2 AND organization_id = $3`,
       [tenant.twin.id, key, tenant.organization.id],
     );
-    return rows[0];
   }
 
   /** Deletes keys past the retention, a bounded batch at a time (not tenant data: housekeeping). */
   async purge(retentionHours: number, batch = 5000): Promise<number> {
-    const rows: unknown[] = await this.sql.query(
+    return this.sql.affected(
       `DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(
-         SELECT ctid FROM idempotency_keys WHERE created < now() - make_interval(hours => $1) LIMIT $2))
-       RETURNING 1`,
+         SELECT ctid FROM idempotency_keys WHERE created < now() - make_interval(hours => $1) LIMIT $2))`,
       [retentionHours, batch],
     );
-    return rows.length;
   }
 }
