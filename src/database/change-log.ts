@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Sql } from './sql.js';
-import { rowShape } from './row-shape.js';
+import { rowShape, typed, type RowShape } from './row-shape.js';
 
 /**
  * The change log (table `changes`, migration ChangeLog): what every write of an event, twin or quest
@@ -25,7 +25,18 @@ export interface ChangeRow {
   resource: string;
 }
 
-const CHANGE_RETURNING = 'position, kind, twin_id, subject_id, name, category, resource';
+/** The columns of a ChangeRow, for statements that read changes. */
+export const CHANGE_ROW: RowShape<ChangeRow> = rowShape({
+  position: 'text',
+  kind: typed<ChangeKind>(),
+  twin_id: 'uuid?',
+  subject_id: 'uuid',
+  name: 'varchar?',
+  category: 'varchar?',
+  resource: 'text',
+});
+
+const CHANGE_RETURNING = CHANGE_ROW.columns.join(', ');
 
 /** What one statement records: a change row per row of `from` (SQL expressions over its columns). */
 export interface ChangeRecord {

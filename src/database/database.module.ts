@@ -3,7 +3,6 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ChangeLog } from './change-log.js';
 import { Database } from './database.js';
-import { EventRetention } from './event-retention.js';
 import { DatabaseNotifications } from './notifications.js';
 import { ReadReplicas } from './read-replicas.js';
 import { Sql } from './sql.js';
@@ -17,7 +16,6 @@ import { Sql } from './sql.js';
     { provide: ReadReplicas, inject: [Database], useFactory: (database: Database) => database.replicas ?? null },
     Sql,
     ChangeLog,
-    EventRetention,
     {
       // null with the embedded database: one process owns it, and a second (listening) connection to PGlite is not safe.
       provide: DatabaseNotifications,
@@ -26,7 +24,7 @@ import { Sql } from './sql.js';
         !database.sharedSession && config.databaseUrl ? new DatabaseNotifications(config.databaseUrl) : null,
     },
   ],
-  exports: [Database, DataSource, Sql, ChangeLog, EventRetention, DatabaseNotifications],
+  exports: [Database, DataSource, Sql, ChangeLog, DatabaseNotifications],
 })
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(

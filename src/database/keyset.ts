@@ -1,4 +1,5 @@
 import { unplannedValue, type SqlParams } from './sql-params.js';
+import { rowShape, typed, type RowShape } from './row-shape.js';
 
 /**
  * Keyset ("cursor") pages: a page starts after (or ends before) a position, the sort key values of a
@@ -70,6 +71,16 @@ export interface KeysetRows {
   /** Rows lie on the other side of the position the page was read from (false when it was read from an end). */
   beyond: boolean;
 }
+
+/** The columns of keysetPageSql's one row. */
+export const KEYSET_ROWS: RowShape<KeysetRows> = rowShape({
+  data: 'text',
+  included: 'text?',
+  first: typed<string[] | null>(),
+  last: typed<string[] | null>(),
+  more: 'boolean',
+  beyond: 'boolean',
+});
 
 export interface KeysetPage {
   /** The alias of the rows (`t` unless given) in `rows`, `keys`, `items` and the CTE `page`. */

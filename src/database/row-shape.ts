@@ -62,6 +62,12 @@ export function withColumns<R, const D extends Declaration>(shape: RowShape<R>, 
   return { columns: [...shape.columns, ...Object.keys(declaration)] };
 }
 
+/** The columns `only` of `shape`. */
+export function pickColumns<R, const K extends keyof R & string>(shape: RowShape<R>, only: readonly K[]): RowShape<Pick<R, K>> {
+  if (only.some((column) => !shape.columns.includes(column))) throw new Error(`Not columns of the shape: ${only.join(', ')}`);
+  return { columns: only };
+}
+
 /** What a statement answering other columns than its shape declares fails with. */
 export class RowShapeError extends Error {
   override readonly name = 'RowShapeError';

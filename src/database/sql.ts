@@ -74,11 +74,19 @@ export class Sql {
     return (await this.read(shape, text, parameters, false))[0];
   }
 
+  /** The row of a statement that always answers one (an aggregate, a page's one row). */
+  async one<R>(shape: RowShape<R>, text: string, parameters?: unknown[]): Promise<R> {
+    return oneOf(await this.read(shape, text, parameters, false), text);
+  }
+
+  /** `one()` from a replica where one can serve (see `replicaQuery`). */
+  async replicaOne<R>(shape: RowShape<R>, text: string, parameters?: unknown[]): Promise<R> {
+    return oneOf(await this.read(shape, text, parameters, true), text);
+  }
+
   /** The one column of a statement that always answers one row (an aggregate: a count, a sum). */
   async value<V>(shape: RowShape<Record<string, V>>, text: string, parameters?: unknown[]): Promise<V> {
-    const [row] = await this.read(shape, text, parameters, false);
-    if (!row) throw new Error(`No row where one was certain: ${text.slice(0, 200)}`);
-    return row[shape.columns[0]];
+    return (await this.one(shape, text, parameters))[shape.columns[0]];
   }
 
   /** Whether a statement answers any row (`SELECT 1 … WHERE …`): its columns say nothing. */
@@ -140,6 +148,11 @@ export class Sql {
 /** UPDATE and DELETE answer `[rows, affected count]` (TypeORM's contract, kept by pooled-queries.ts). */
 const isChangedAnswer = (answer: unknown): answer is [unknown[], number] =>
   Array.isArray(answer) && answer.length === 2 && Array.isArray(answer[0]) && typeof answer[1] === 'number';
+
+const oneOf = <R>(rows: R[], text: string): R => {
+  if (rows.length === 0) throw new Error(`No row where one was certain: ${text.slice(0, 200)}`);
+  return rows[0];
+};
 
 /** The rows of an answer, whichever statement gave it (a row is an object, never an array). */
 const rowsOf = (answer: unknown): unknown[] => (isChangedAnswer(answer) ? answer[0] : (answer as unknown[]));

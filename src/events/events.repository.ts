@@ -3,11 +3,12 @@ import { Sql } from '../database/sql.js';
 import { SqlParams, unplannedValue } from '../database/sql-params.js';
 import { events, select } from '../database/schema/index.js';
 import { microsSql } from '../database/timestamps.js';
-import { notifyChangeSql, recordChangesSql, type ChangeRow } from '../database/change-log.js';
+import { CHANGE_ROW, notifyChangeSql, recordChangesSql, type ChangeRow } from '../database/change-log.js';
+import { pickColumns, rowShape, tableShape, typed, withColumns, type RowShape } from '../database/row-shape.js';
 import type { TwinTenant } from '../common/auth/tenant.js';
 import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
 import type { CursorRequest } from '../common/json-api/cursor.js';
-import { keysetOrder, keysetPageSql, type KeysetKey, type KeysetRows } from '../database/keyset.js';
+import { KEYSET_ROWS, keysetOrder, keysetPageSql, type KeysetKey, type KeysetRows } from '../database/keyset.js';
 import { EVENT_COLUMNS, eventJsonSql, type EventRow } from './event.resource.js';
 
 export type { ChangeRow, EventRow };
@@ -66,6 +67,24 @@ export type StoredChange = Pick<ChangeRow, 'position' | 'subject_id' | 'name' | 
 /** A written event and the position of its change in the change log (the stream's message id). */
 export type ChangedEvent = VersionedEvent & { position: string };
 
+const EVENT = tableShape(events, EVENT_COLUMNS);
+const VERSIONED: RowShape<VersionedEvent> = withColumns(EVENT, { version: 'text' });
+const VERSION_ONLY = rowShape({ version: 'text' });
+const POSITION = pickColumns(CHANGE_ROW, ['position']);
+const TIMELINE_PAGE: RowShape<CountedJson> = rowShape({ count: 'bigint', data: 'text' });
+const DELETED_COUNT = rowShape({ deleted: 'integer' });
+
+/**
+ * A write's answer: its columns, and `notified` (pg_notify's void) when the statement announces the change
+ * (notifySelect); the two texts differ, so each is checked with its own shape.
+ */
+const announcing = <R>(shape: RowShape<R>) => ({ quiet: shape, notifying: withColumns(shape, { notified: typed<unknown>() }) });
+const CHANGED_EVENT = announcing<ChangedEvent>(withColumns(VERSIONED, { position: 'text' }));
+const STORED_CHANGE = announcing<StoredChange>(pickColumns(CHANGE_ROW, ['subject_id', 'position', 'name', 'category', 'resource']));
+/** An event's change carries its name and category (null only for other kinds). */
+const DELETED_EVENT = announcing<DeletedEvent>(rowShape({ name: 'varchar', category: 'varchar', position: 'text', resource: 'text' }));
+const shapeFor = <R>(shapes: { quiet: RowShape<R>; notifying: RowShape<R> }, channel: string | null): RowShape<R> => (channel ? shapes.notifying : shapes.quiet);
+
 /** A PATCH's data ($6) merged into the stored data: keys set, keys the patch sets to null removed. */
 const MERGED_DATA = `(data || $6::jsonb) - ARRAY(SELECT key FROM jsonb_each($6::jsonb) WHERE value = 'null'::jsonb)`;
 
@@ -106,7 +125,8 @@ export class EventsRepository {
 
   /** Stores a new event; undefined when its id is taken (a client-generated id used before, on any timeline). */
   async insert(tenant: TwinTenant, event: NewEvent, channel: string | null): Promise<ChangedEvent | undefined> {
-    const rows: ChangedEvent[] = await this.sql.query(
+    return this.sql.first(
+      shapeFor(CHANGED_EVENT, channel),
       `WITH e AS (
          INSERT INTO events (id, organization_id, twin_id, name, category, data, occurred)
          VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::timestamptz)
@@ -116,7 +136,6 @@ export class EventsRepository {
        SELECT ${COLUMNS}, ${VERSION} AS version, c.position::text AS position${notifySelect(channel)} FROM e JOIN c ON c.subject_id = e.id`,
       [event.id, tenant.organization.id, tenant.twin.id, event.name, event.category, JSON.stringify(event.data), event.occurred],
     );
-    return rows[0];
   }
 
   /**
@@ -126,7 +145,8 @@ export class EventsRepository {
    * PostgreSQL for the change log: the batch's answer is made of these texts, never parsed in Node.
    */
   async insertMany(tenant: TwinTenant, batch: NewEvent[], channel: string | null): Promise<StoredChange[]> {
-    return this.sql.query(
+    return this.sql.rows(
+      shapeFor(STORED_CHANGE, channel),
       `WITH input AS (
          SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(ord int, id uuid, name varchar(255), category varchar(255), data jsonb, occurred timestamptz)
        ), e AS (
@@ -143,20 +163,21 @@ export class EventsRepository {
   }
 
   async find(tenant: TwinTenant, id: string): Promise<VersionedEvent | undefined> {
-    const rows: VersionedEvent[] = await this.sql.query(
+    return this.sql.first(
+      VERSIONED,
       `SELECT ${COLUMNS}, ${VERSION} AS version FROM events e WHERE e.id = $1 AND e.twin_id = $2 AND e.organization_id = $3`,
       [id, tenant.twin.id, tenant.organization.id],
     );
-    return rows[0];
   }
 
   /** The version of an event of the timeline (a conditional GET's one cheap statement). */
   async version(tenant: TwinTenant, id: string): Promise<string | undefined> {
-    const rows: { version: string }[] = await this.sql.query(
+    const row = await this.sql.first(
+      VERSION_ONLY,
       `SELECT ${VERSION} AS version FROM events e WHERE e.id = $1 AND e.twin_id = $2 AND e.organization_id = $3`,
       [id, tenant.twin.id, tenant.organization.id],
     );
-    return rows[0]?.version;
+    return row?.version;
   }
 
   /**
@@ -172,7 +193,8 @@ export class EventsRepository {
     channel: string | null,
     { maxDataTextBytes = null, versions = null }: { maxDataTextBytes?: number | null; versions?: string[] | null } = {},
   ): Promise<ChangedEvent | undefined> {
-    const rows: ChangedEvent[] = await this.sql.query(
+    return this.sql.first(
+      shapeFor(CHANGED_EVENT, channel),
       `WITH e AS (
          UPDATE events
             SET name = COALESCE($4, name),
@@ -199,7 +221,6 @@ export class EventsRepository {
         changes.occurred ?? null,
       ],
     );
-    return rows[0];
   }
 
   /**
@@ -207,7 +228,8 @@ export class EventsRepository {
    * as they were and its change, or undefined when there was no such event.
    */
   async delete(tenant: TwinTenant, id: string, channel: string | null, versions: string[] | null = null): Promise<DeletedEvent | undefined> {
-    const rows: DeletedEvent[] = await this.sql.query(
+    return this.sql.first(
+      shapeFor(DELETED_EVENT, channel),
       `WITH e AS (
          DELETE FROM events WHERE id = $1 AND twin_id = $2 AND organization_id = $3
             AND ($4::text[] IS NULL OR ${microsSql('modified')} = ANY ($4::text[]))
@@ -216,7 +238,6 @@ export class EventsRepository {
        SELECT c.name, c.category, c.position::text AS position, c.resource${notifySelect(channel)} FROM c`,
       [id, tenant.twin.id, tenant.organization.id, versions],
     );
-    return rows[0];
   }
 
   /**
@@ -234,7 +255,8 @@ export class EventsRepository {
       ? `SELECT count(*) AS count FROM events e WHERE ${counted}`
       : // An aggregate, so the row is read once (a scalar subquery here became two init plans, one per use of c.count).
         `SELECT coalesce(max(n.total), 0) AS count FROM twin_event_counts n WHERE n.organization_id = ${timeline.organization} AND n.twin_id = ${timeline.twin}`;
-    const rows: CountedJson[] = await this.sql.query(
+    return this.sql.one(
+      TIMELINE_PAGE,
       `SELECT c.count, CASE WHEN ${offset} < c.count THEN (
                 SELECT coalesce(json_agg(${eventJsonSql('e', document.fieldset)} ORDER BY ${order}), '[]'::json)::text
                   FROM (SELECT * FROM events e WHERE ${where} ORDER BY ${order} LIMIT ${unplannedValue(size)} OFFSET ${unplannedValue(offset)}) e)
@@ -242,7 +264,6 @@ export class EventsRepository {
          FROM (${count}) c`,
       params.values,
     );
-    return rows[0];
   }
 
   /** A keyset page of the timeline (keyset.ts): an index range scan from the position, however deep. */
@@ -259,7 +280,7 @@ export class EventsRepository {
       },
       params,
     );
-    return (await this.sql.query(sql, params.values))[0];
+    return this.sql.one(KEYSET_ROWS, sql, params.values);
   }
 
   /**
@@ -267,7 +288,8 @@ export class EventsRepository {
    * is commit order within a twin: migration ChangeLog), as far as the filter takes them.
    */
   async changesAfter(tenant: TwinTenant, position: string, limit: number, filter: StreamFilter = {}): Promise<ChangeRow[]> {
-    return this.sql.query(
+    return this.sql.rows(
+      CHANGE_ROW,
       `SELECT c.position::text AS position, c.kind, c.twin_id, c.subject_id, c.name, c.category, c.resource FROM changes c
         WHERE c.twin_id = $1 AND c.organization_id = $2 AND c.position > $3::bigint AND c.kind LIKE 'event.%'
           AND ($5::text IS NULL OR c.name = $5) AND ($6::text IS NULL OR c.category = $6)
@@ -279,11 +301,11 @@ export class EventsRepository {
 
   /** A change by position (a notification that could not carry it); undefined once pruned. */
   async change(position: string): Promise<ChangeRow | undefined> {
-    const rows: ChangeRow[] = await this.sql.query(
+    return this.sql.first(
+      CHANGE_ROW,
       `SELECT position::text AS position, kind, twin_id, subject_id, name, category, resource FROM changes WHERE position = $1::bigint`,
       [position],
     );
-    return rows[0];
   }
 
   /**
@@ -291,12 +313,29 @@ export class EventsRepository {
    * kept an event id as its `Last-Event-ID` (before positions existed) resumes. Undefined when unknown.
    */
   async creationPosition(tenant: TwinTenant, eventId: string): Promise<string | undefined> {
-    const rows: { position: string }[] = await this.sql.query(
+    const row = await this.sql.first(
+      POSITION,
       `SELECT position::text AS position FROM changes
         WHERE subject_id = $1 AND twin_id = $2 AND organization_id = $3 AND kind = 'event.created'`,
       [eventId, tenant.twin.id, tenant.organization.id],
     );
-    return rows[0]?.position;
+    return row?.position;
+  }
+
+  /**
+   * Deletes at most `batch` events older than `days` (retention: housekeeping across tenants, no change
+   * recorded); the number deleted.
+   */
+  async deleteOlderThan(days: number, batch: number): Promise<number> {
+    return this.sql.value(
+      DELETED_COUNT,
+      `WITH gone AS (
+         DELETE FROM events WHERE ctid = ANY (ARRAY(
+           SELECT ctid FROM events WHERE "timestamp" < now() - make_interval(days => $1) LIMIT $2 FOR UPDATE SKIP LOCKED))
+         RETURNING 1)
+       SELECT count(*)::int AS deleted FROM gone`,
+      [days, batch],
+    );
   }
 }
 

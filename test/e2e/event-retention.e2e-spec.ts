@@ -1,8 +1,8 @@
-import { EventRetention } from '../../src/database/event-retention';
+import { EventRetention } from '../../src/events/event-retention';
 import { document, JSON_API, TestApp, TestTenant } from '../support/test-app';
 
 /**
- * EVENT_RETENTION_DAYS (src/database/event-retention.ts): events older than the retention are deleted a
+ * EVENT_RETENTION_DAYS (src/events/event-retention.ts): events older than the retention are deleted a
  * bounded batch at a time, newer ones stay, and the change log is not touched (no stream messages or
  * webhooks for housekeeping).
  */

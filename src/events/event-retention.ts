@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { Sql } from './sql.js';
+import { EventsRepository } from './events.repository.js';
 
 /** Events deleted per statement: one statement holds its row locks and WAL for a few milliseconds (docs/SCALING.md). */
 export const EVENT_RETENTION_BATCH = 2000;
@@ -29,7 +29,7 @@ export class EventRetention implements OnApplicationBootstrap, OnApplicationShut
   private stopping = false;
 
   constructor(
-    private readonly sql: Sql,
+    private readonly events: EventsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -53,15 +53,7 @@ export class EventRetention implements OnApplicationBootstrap, OnApplicationShut
   /** One batch: deletes at most `batch` events older than `days`; the number deleted. */
   async purgeBatch(days = this.config.eventRetentionDays, batch = EVENT_RETENTION_BATCH): Promise<number> {
     if (days <= 0) return 0;
-    const [{ deleted }]: { deleted: number }[] = await this.sql.query(
-      `WITH gone AS (
-         DELETE FROM events WHERE ctid = ANY (ARRAY(
-           SELECT ctid FROM events WHERE "timestamp" < now() - make_interval(days => $1) LIMIT $2 FOR UPDATE SKIP LOCKED))
-         RETURNING 1)
-       SELECT count(*)::int AS deleted FROM gone`,
-      [days, batch],
-    );
-    return deleted;
+    return this.events.deleteOlderThan(days, batch);
   }
 
   /** Batches until none is full (or the instance stops); the number deleted. */
