@@ -7,7 +7,8 @@ import type { Tenant } from '../common/auth/tenant.js';
 import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
 import type { CursorRequest } from '../common/json-api/cursor.js';
 import type { Fieldsets, SortDirective } from '../common/json-api/representation.js';
-import { keysetOrder, keysetPageSql, type KeysetKey, type KeysetRows } from '../database/keyset.js';
+import { KEYSET_ROWS, keysetOrder, keysetPageSql, type KeysetKey, type KeysetRows } from '../database/keyset.js';
+import { rowShape, tableShape, withColumns, type RowOf } from '../database/row-shape.js';
 import { castOf, select, twins, type ColumnOf, type GeoPoint } from '../database/schema/index.js';
 import { microsSql } from '../database/timestamps.js';
 import { recordChangesSql } from '../database/change-log.js';
@@ -65,6 +66,15 @@ const versionSql = (t: string) => `${microsSql(`${t}.modified`)} || '.' || ${t}.
 
 /** A twin row with its version (writes answer with it as their ETag). */
 export type VersionedTwin = TwinRow & { version: string };
+
+const TWIN = tableShape(twins);
+const VERSIONED = withColumns(TWIN, { version: 'text' });
+const ID = tableShape(twins, ['id']);
+const VERSION = rowShape({ version: 'text' });
+/** One twin's document as PostgreSQL wrote it (visibleJsonSql). */
+const DOCUMENT = rowShape({ data: 'text', included: 'text?', version: 'text' });
+/** A counted page's rows (countedPageSql): the count on each, the parts, `included` on a row of its own. */
+const COUNTED_PARTS = rowShape({ count: 'bigint', part: 'text?', g: 'integer?', included: 'text?' });
 
 /** The change-log CTE `c` of a write to the twin rows of CTE `t`: the twin's detail form as committed (webhooks send it). */
 const twinChangeSql = (kind: 'twin.created' | 'twin.updated') =>
@@ -214,7 +224,7 @@ const countedPageSql = ({
 const PAGE_ROWS_BY_ID = '(SELECT t.*, p.n FROM page p JOIN twins t ON t.id = p.id) t';
 
 /** A counted page's rows (countedPageSql) as its count, JSON text and included resources. */
-const countedJsonOf = (rows: (JsonPart & { count: number; included: string | null })[], { open, close }: PageBrackets): CountedJson => ({
+const countedJsonOf = (rows: (JsonPart & RowOf<typeof COUNTED_PARTS>)[], { open, close }: PageBrackets): CountedJson => ({
   count: rows[0].count,
   data: joinJsonParts(rows, open, close),
   included: rows.find((row) => row.included !== null)?.included ?? null,
@@ -299,12 +309,12 @@ export class TwinsRepository {
 
   /** A bare twin owned by an account (bootstrap, admin tooling). */
   async insertOwned(twin: NewTwin): Promise<{ id: string }> {
-    const rows: { id: string }[] = await this.sql.query(
+    return this.sql.one(
+      ID,
       `INSERT INTO twins (organization_id, owner_account_id, name, description, personal)
        VALUES ($1, $2, $3, $4, $5) RETURNING id`,
       [twin.organizationId, twin.ownerAccountId, twin.name, twin.description ?? '', twin.personal ?? false],
     );
-    return rows[0];
   }
 
   /**
@@ -399,7 +409,7 @@ export class TwinsRepository {
       },
       params,
     );
-    return (await this.sql.query(sql, params.values))[0];
+    return this.sql.one(KEYSET_ROWS, sql, params.values);
   }
 
   /**
@@ -419,7 +429,7 @@ export class TwinsRepository {
     written: { key: string; form: () => PageForm; brackets: PageBrackets },
     { lagTolerant = false } = {},
   ): Promise<CountedJson> {
-    const read = (sql: string, values: unknown[]) => (lagTolerant ? this.sql.replicaQuery(sql, values) : this.sql.query(sql, values));
+    const read = (sql: string, values: unknown[]) => (lagTolerant ? this.sql.replicaRows(COUNTED_PARTS, sql, values) : this.sql.rows(COUNTED_PARTS, sql, values));
     const order = isUnfiltered(query) ? indexedOrder(query) : undefined;
     if (order) {
       const list = query.own ? 'own' : 'visible';
@@ -474,38 +484,34 @@ export class TwinsRepository {
 
   /** One twin the caller can see, in detail form as `document` says (JSON text built by PostgreSQL), with its version. */
   async findVisibleJson(tenant: Tenant, id: string, document: TwinDocument): Promise<{ data: string; included: string | null; version: string } | undefined> {
-    const rows: { data: string; included: string | null; version: string }[] = await this.sql.query(visibleJsonSql(document), [tenant.organization.id, id]);
-    return rows[0];
+    return this.sql.first(DOCUMENT, visibleJsonSql(document), [tenant.organization.id, id]);
   }
 
   /** The version of a twin the caller can see (a conditional GET's one cheap statement). */
   async visibleVersion(tenant: Tenant, id: string): Promise<string | undefined> {
-    const rows: { version: string }[] = await this.sql.query(
+    const row = await this.sql.first(
+      VERSION,
       `SELECT ${versionSql('t')} AS version FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')}`,
       [tenant.organization.id, id],
     );
-    return rows[0]?.version;
+    return row?.version;
   }
 
   /** Whether the caller's organization has a twin with this id (a refused If-Match: 412, or 404). */
   async ownExists(tenant: Tenant, id: string): Promise<boolean> {
-    const rows: unknown[] = await this.sql.query(`SELECT 1 FROM twins WHERE id = $1 AND organization_id = $2`, [id, tenant.organization.id]);
-    return rows.length > 0;
+    return this.sql.exists(`SELECT 1 FROM twins WHERE id = $1 AND organization_id = $2`, [id, tenant.organization.id]);
   }
 
   /** One twin the caller can see. */
   async findVisible(tenant: Tenant, id: string): Promise<TwinRow | undefined> {
-    const rows: TwinRow[] = await this.sql.query(`SELECT ${COLUMNS} FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')}`, [
-      tenant.organization.id,
-      id,
-    ]);
-    return rows[0];
+    return this.sql.first(TWIN, `SELECT ${COLUMNS} FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')}`, [tenant.organization.id, id]);
   }
 
   /** Which of `ids` name twins the caller can see. */
   async visibleIds(tenant: Tenant, ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const rows: { id: string }[] = await this.sql.query(
+    const rows = await this.sql.rows(
+      ID,
       `SELECT t.id FROM twins t WHERE t.id = ANY ($2::uuid[]) AND ${visibleTwinSql('t', '$1')}`,
       [tenant.organization.id, ids],
     );
@@ -525,7 +531,8 @@ export class TwinsRepository {
       columns.push(column);
       values.push(value);
     }
-    const rows: VersionedTwin[] = await this.sql.query(
+    return this.sql.first(
+      VERSIONED,
       `WITH t AS (
          INSERT INTO twins (${columns.join(', ')}) VALUES (${values.join(', ')})
          ON CONFLICT (id) DO NOTHING RETURNING *
@@ -533,7 +540,6 @@ export class TwinsRepository {
        SELECT ${COLUMNS}, ${versionSql('t')} AS version FROM t`,
       p.values,
     );
-    return rows[0];
   }
 
   /**
@@ -549,7 +555,8 @@ export class TwinsRepository {
     const sets = this.assignments(p, changes).map(([column, value]) => `${column} = ${value}`);
     sets.push('modified = now()');
     const precondition = versions ? ` AND ${versionSql('t')} = ANY (${p.add(versions, '::text[]')})` : '';
-    const rows: VersionedTwin[] = await this.sql.query(
+    return this.sql.first(
+      VERSIONED,
       `WITH t AS (
          UPDATE twins AS t SET ${sets.join(', ')} WHERE t.id = ${twin} AND t.organization_id = ${organization}${precondition}
          RETURNING t.*
@@ -557,7 +564,6 @@ export class TwinsRepository {
        SELECT ${COLUMNS}, ${versionSql('t')} AS version FROM t`,
       p.values,
     );
-    return rows[0];
   }
 
   /** `[column, value expression]` for each given change; column names come from WRITABLE only. */
