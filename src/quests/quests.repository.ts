@@ -5,8 +5,10 @@ import type { Tenant, TwinTenant } from '../common/auth/tenant.js';
 import type { CountedJson, PageRequest } from '../common/json-api/pagination.js';
 import type { CursorRequest } from '../common/json-api/cursor.js';
 import type { Fieldsets, SortDirective } from '../common/json-api/representation.js';
-import { keysetOrder, keysetPageSql, type KeysetKey, type KeysetRows } from '../database/keyset.js';
+import { KEYSET_ROWS, keysetOrder, keysetPageSql, type KeysetKey, type KeysetRows } from '../database/keyset.js';
+import { rowShape, tableShape, withColumns, type RowShape } from '../database/row-shape.js';
 import { visibleTwinSql } from '../twins/twin-visibility.js';
+import { raiseTasksSuppliedSql, TwinsRepository } from '../twins/twins.repository.js';
 import { twinJsonSql } from '../twins/twin.resource.js';
 import { imageJsonSql } from '../images/image.resource.js';
 import { microsSql } from '../database/timestamps.js';
@@ -151,10 +153,33 @@ const readableQuestSql = (organization: string, twin: string) =>
   `((q.organization_id = ${organization} AND q.twin_id = ${twin}) OR ${discoverableQuestSql(organization)})`;
 const READABLE_QUEST = readableQuestSql('$1', '$2');
 
-const TASK_COLUMNS = select(questTasks, 'k', { only: ['id', 'quest_id', 'name', 'description', 'position', 'place_twin_id', 'created', 'modified'] });
+const TASK_COLUMN_NAMES = ['id', 'quest_id', 'name', 'description', 'position', 'place_twin_id', 'created', 'modified'] as const;
+const TASK_COLUMNS = select(questTasks, 'k', { only: TASK_COLUMN_NAMES });
+const TASK: RowShape<TaskRow> = tableShape(questTasks, TASK_COLUMN_NAMES);
 
 /** What a change of a quest reads under its row lock (LockedQuest). */
-const LOCKED_COLUMNS = select(quests, 'q', { only: ['id', 'organization_id', 'twin_id', 'name', 'price', 'summary_image_id', 'public', 'original_id'] });
+const LOCKED_COLUMN_NAMES = ['id', 'organization_id', 'twin_id', 'name', 'price', 'summary_image_id', 'public', 'original_id'] as const;
+const LOCKED_COLUMNS = select(quests, 'q', { only: LOCKED_COLUMN_NAMES });
+const LOCKED: RowShape<LockedQuest> = withColumns(tableShape(quests, LOCKED_COLUMN_NAMES), { mine: 'boolean', readable: 'boolean', version: 'text' });
+
+/** A quest in the full form (FULL_SELECT). */
+const FULL: RowShape<QuestRow> = withColumns(
+  tableShape(quests, ['id', 'organization_id', 'twin_id', 'name', 'summary', 'description', 'summary_image_id', 'public', 'original_id', 'price', 'created', 'modified']),
+  {
+    version: 'text',
+    twin_name: 'varchar',
+    twin_description: 'text',
+    original_twin_id: 'uuid?',
+    original_twin_name: 'varchar?',
+    original_twin_description: 'text?',
+    task_count: 'bigint',
+  },
+);
+const COUNTED_PAGE: RowShape<CountedJson> = rowShape({ count: 'bigint', data: 'text', included: 'text?' });
+const DOCUMENT = rowShape({ data: 'text', included: 'text?', version: 'text' });
+const VERSION = rowShape({ version: 'text' });
+const ID = tableShape(quests, ['id']);
+const EMBARKED: RowShape<EmbarkOutcome> = rowShape({ readable: 'boolean', mine: 'boolean', is_copy: 'boolean', copy: 'text?' });
 
 /** Case-insensitive "contains", without LIKE wildcards to escape. */
 const contains = (column: string, placeholder: string) => `strpos(lower(${column}), lower(${placeholder})) > 0`;
@@ -170,7 +195,10 @@ function textFilters(filters: DiscoveryFilters, params: SqlParams): string[] {
 /** SQL for quests and their tasks. */
 @Injectable()
 export class QuestsRepository {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly twins: TwinsRepository,
+  ) {}
 
   /**
    * The resources `include` adds to the quests in the CTE `page` ($1 organization, $2 acting twin),
@@ -226,8 +254,7 @@ export class QuestsRepository {
               ELSE '[]' END AS data,
               ${included ? `CASE WHEN ${offset} < c.count THEN ${included} ELSE '[]' END` : 'NULL::text'} AS included
          FROM (SELECT count(*) AS count FROM quests q WHERE ${where}) c`;
-    const rows: (CountedJson)[] = await this.read(list, params.bindWhereUsed(sql, IMAGES_BASE, document.imagesBase, '::text'), params.values);
-    return rows[0];
+    return this.read(list, COUNTED_PAGE, params.bindWhereUsed(sql, IMAGES_BASE, document.imagesBase, '::text'), params.values);
   }
 
   /** A keyset page of a quest list (keyset.ts), without a count. */
@@ -248,16 +275,15 @@ export class QuestsRepository {
       },
       params,
     );
-    return (await this.read(list, params.bindWhereUsed(sql, IMAGES_BASE, document.imagesBase, '::text'), params.values))[0];
+    return this.read(list, KEYSET_ROWS, params.bindWhereUsed(sql, IMAGES_BASE, document.imagesBase, '::text'), params.values);
   }
 
   /**
    * A list page's statement: the discovery feed tolerates a replica's lag (DATABASE_REPLICA_URLS); the
    * caller's own quests do not (a client lists them right after creating one).
    */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  private read(list: QuestList, sql: string, values: unknown[]): Promise<any> {
-    return list === 'discovery' ? this.sql.replicaQuery(sql, values) : this.sql.query(sql, values);
+  private read<R>(list: QuestList, shape: RowShape<R>, sql: string, values: unknown[]): Promise<R> {
+    return list === 'discovery' ? this.sql.replicaOne(shape, sql, values) : this.sql.one(shape, sql, values);
   }
 
   /** One of the acting twin's quests in the full form, as `document` says (JSON text built by PostgreSQL). */
@@ -271,39 +297,31 @@ export class QuestsRepository {
        SELECT ${questJsonSql(imagesBase, document.fields.quests)}::text AS data, ${this.includedSql(document, imagesBase, tenant, params) ?? 'NULL::text'} AS included,
               ${QUEST_VERSION} AS version
          FROM page q ${QUEST_JOINS}`;
-    const rows: { data: string; included: string | null; version: string }[] = await this.sql.query(
-      params.bindWhereUsed(sql, IMAGES_BASE, document.imagesBase, '::text'),
-      params.values,
-    );
-    return rows[0];
+    return this.sql.first(DOCUMENT, params.bindWhereUsed(sql, IMAGES_BASE, document.imagesBase, '::text'), params.values);
   }
 
   /** The version of one of the acting twin's quests (a conditional GET's one cheap statement). */
   async mineVersion(tenant: TwinTenant, id: string): Promise<string | undefined> {
-    const rows: { version: string }[] = await this.sql.query(
+    const row = await this.sql.first(
+      VERSION,
       `SELECT ${QUEST_VERSION} AS version FROM quests q ${QUEST_JOINS} WHERE q.organization_id = $1 AND q.twin_id = $2 AND q.id = $3`,
       [tenant.organization.id, tenant.twin.id, id],
     );
-    return rows[0]?.version;
+    return row?.version;
   }
 
   /** One of the acting twin's quests in the full form. */
   async findMine(tenant: TwinTenant, id: string): Promise<QuestRow | undefined> {
-    const rows: QuestRow[] = await this.sql.query(`${FULL_SELECT} ${FULL_FROM} WHERE q.organization_id = $1 AND q.twin_id = $2 AND q.id = $3`, [
+    return this.sql.first(FULL, `${FULL_SELECT} ${FULL_FROM} WHERE q.organization_id = $1 AND q.twin_id = $2 AND q.id = $3`, [
       tenant.organization.id,
       tenant.twin.id,
       id,
     ]);
-    return rows[0];
   }
 
   /** Whether the acting twin may read the quest: its own, or one in its discovery feed. */
   async isReadable(tenant: TwinTenant, id: string): Promise<boolean> {
-    const rows: unknown[] = await this.sql.query(
-      `SELECT 1 FROM quests q WHERE q.id = $3 AND ${READABLE_QUEST}`,
-      [tenant.organization.id, tenant.twin.id, id],
-    );
-    return rows.length > 0;
+    return this.sql.exists(`SELECT 1 FROM quests q WHERE q.id = $3 AND ${READABLE_QUEST}`, [tenant.organization.id, tenant.twin.id, id]);
   }
 
   /**
@@ -311,7 +329,8 @@ export class QuestsRepository {
    * lock conflicts with the share lock an embark takes (`embark`), so "started" cannot change underneath.
    */
   async lock(tenant: TwinTenant, id: string): Promise<LockedQuest | undefined> {
-    const rows: LockedQuest[] = await this.sql.query(
+    return this.sql.first(
+      LOCKED,
       `SELECT ${LOCKED_COLUMNS},
               ${OWN_QUEST} AS mine,
               ${READABLE_QUEST} AS readable,
@@ -321,23 +340,22 @@ export class QuestsRepository {
           FOR UPDATE OF q`,
       [tenant.organization.id, tenant.twin.id, id],
     );
-    return rows[0];
   }
 
   /** A quest is started once any twin embarked on it. Run after `lock`, in the same transaction. */
   async isStarted(id: string): Promise<boolean> {
-    const rows: unknown[] = await this.sql.query(`SELECT 1 FROM quests WHERE original_id = $1 LIMIT 1`, [id]);
-    return rows.length > 0;
+    return this.sql.exists(`SELECT 1 FROM quests WHERE original_id = $1 LIMIT 1`, [id]);
   }
 
   async insert(tenant: TwinTenant, quest: NewQuest): Promise<string> {
-    const rows: { id: string }[] = await this.sql.query(
+    const row = await this.sql.one(
+      ID,
       `INSERT INTO quests (organization_id, twin_id, name, summary, description, summary_image_id, price)
        VALUES ($1, $2, $3, $4, $5, $6, $7)
        RETURNING id`,
       [tenant.organization.id, tenant.twin.id, quest.name, quest.summary, quest.description, quest.summaryImageId, quest.price],
     );
-    return rows[0].id;
+    return row.id;
   }
 
   async update(tenant: TwinTenant, id: string, changes: QuestChanges): Promise<void> {
@@ -351,7 +369,7 @@ export class QuestsRepository {
     set('price', changes.price);
     set('summary_image_id', changes.summaryImageId);
     if (sets.length === 0) return;
-    await this.sql.query(
+    await this.sql.run(
       `UPDATE quests SET ${sets.join(', ')}, modified = now()
         WHERE id = ${params.add(id)} AND organization_id = ${params.add(tenant.organization.id)} AND twin_id = ${params.add(tenant.twin.id)}`,
       params.values,
@@ -377,7 +395,8 @@ export class QuestsRepository {
    * the target list reads `recorded`.
    */
   async embark(tenant: TwinTenant, id: string, imagesBase: string): Promise<EmbarkOutcome | undefined> {
-    const rows: EmbarkOutcome[] = await this.sql.query(
+    return this.sql.first(
+      EMBARKED,
       `WITH quest AS (
          SELECT q.id, q.organization_id, q.twin_id, q.name, q.summary, q.description, q.summary_image_id, q.price, q.original_id,
                 ${OWN_QUEST} AS mine, ${READABLE_QUEST} AS readable
@@ -393,14 +412,7 @@ export class QuestsRepository {
          INSERT INTO quest_tasks (organization_id, quest_id, name, description, position, place_twin_id)
          SELECT copy.organization_id, copy.id, k.name, k.description, k.position, k.place_twin_id FROM copy JOIN quest_tasks k ON k.quest_id = copy.original_id
          RETURNING place_twin_id
-       ), locked_places AS (
-         SELECT p.id FROM twins p WHERE p.id IN (SELECT place_twin_id FROM tasks) ORDER BY p.id FOR NO KEY UPDATE
-       ), places AS (
-         UPDATE twins p SET tasks_supplied = p.tasks_supplied + c.n
-           FROM (SELECT place_twin_id, count(*)::int AS n FROM tasks WHERE place_twin_id IS NOT NULL GROUP BY place_twin_id) c
-          WHERE p.id = c.place_twin_id AND p.id IN (SELECT id FROM locked_places)
-         RETURNING p.id
-       ), revenue AS (
+       ), ${raiseTasksSuppliedSql('tasks')}, revenue AS (
          INSERT INTO revenue_entries (organization_id, quest_id, twin_id, embarking_twin_id, copy_id, amount)
          SELECT quest.organization_id, quest.id, quest.twin_id, $2, copy.id, quest.price FROM quest, copy
          RETURNING id
@@ -414,7 +426,6 @@ export class QuestsRepository {
          CROSS JOIN (SELECT count(*) FROM revenue) AS revenue_written`,
       [tenant.organization.id, tenant.twin.id, id, imagesBase],
     );
-    return rows[0];
   }
 
   /**
@@ -429,7 +440,8 @@ export class QuestsRepository {
       ? `(SELECT coalesce(json_agg(${twinJsonSql('list', 'tw', document.fields.twins)} ORDER BY tw.id), '[]'::json)::text
             FROM twins tw WHERE tw.id IN (SELECT p.place_twin_id FROM page p) AND ${visibleTwinSql('tw', params.add(tenant.organization.id, '::uuid'))})`
       : undefined;
-    const rows: (CountedJson)[] = await this.sql.query(
+    return this.sql.one(
+      COUNTED_PAGE,
       `WITH page AS MATERIALIZED (
          SELECT k.*, row_number() OVER (ORDER BY k.position, k.created, k.id) AS n FROM quest_tasks k WHERE k.quest_id = ${quest}
           ORDER BY k.position, k.created, k.id LIMIT ${unplannedValue(params.add(page.size, '::int'))} OFFSET ${unplannedValue(offset)})
@@ -439,16 +451,11 @@ export class QuestsRepository {
          FROM (SELECT count(*) AS count FROM quest_tasks WHERE quest_id = ${quest}) c`,
       params.values,
     );
-    return rows[0];
   }
 
   /** Whether the tenant can see the twin (the twin visibility rule): a task's place must be one. */
   async twinVisible(tenant: Tenant, twinId: string): Promise<boolean> {
-    const rows: unknown[] = await this.sql.query(`SELECT 1 FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')}`, [
-      tenant.organization.id,
-      twinId,
-    ]);
-    return rows.length > 0;
+    return this.sql.exists(`SELECT 1 FROM twins t WHERE t.id = $2 AND ${visibleTwinSql('t', '$1')}`, [tenant.organization.id, twinId]);
   }
 
   /**
@@ -456,16 +463,15 @@ export class QuestsRepository {
    * `tasks_supplied` and touches the quest's `modified`, all in the caller's transaction.
    */
   async insertTask(tenant: TwinTenant, questId: string, task: NewTask): Promise<TaskRow> {
-    const rows: TaskRow[] = await this.sql.query(
+    const inserted = await this.sql.one(
+      TASK,
       `INSERT INTO quest_tasks AS k (organization_id, quest_id, name, description, position, place_twin_id)
        VALUES ($6, $1, $2, $3, coalesce($4::int, (SELECT coalesce(max(position) + 1, 0) FROM quest_tasks WHERE quest_id = $1)), $5)
        RETURNING ${TASK_COLUMNS}`,
       [questId, task.name, task.description, task.position ?? null, task.placeTwinId, tenant.organization.id],
     );
-    if (task.placeTwinId) {
-      await this.sql.query(`UPDATE twins SET tasks_supplied = tasks_supplied + 1 WHERE id = $1`, [task.placeTwinId]);
-    }
-    await this.sql.query(`UPDATE quests SET modified = now() WHERE id = $1`, [questId]);
-    return rows[0];
+    if (task.placeTwinId) await this.twins.raiseTasksSupplied(task.placeTwinId);
+    await this.sql.run(`UPDATE quests SET modified = now() WHERE id = $1`, [questId]);
+    return inserted;
   }
 }

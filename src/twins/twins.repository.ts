@@ -80,6 +80,21 @@ const COUNTED_PARTS = rowShape({ count: 'bigint', part: 'text?', g: 'integer?', 
 const twinChangeSql = (kind: 'twin.created' | 'twin.updated') =>
   recordChangesSql({ kind, from: 't', organization: 't.organization_id', twin: 't.id', subject: 't.id', resource: `${twinJsonSql('detail', 't')}::text` });
 
+/**
+ * CTEs of a statement that adds quest tasks in bulk (an embark's copies; `tasks` a CTE of their
+ * `place_twin_id`): `locked_places` locks their place twins in id order, so statements sharing places
+ * cannot deadlock, and `places` raises each one's `tasks_supplied` by its new tasks. A statement whose
+ * CTEs nothing reads is run last-first by PostgreSQL, so the statement reads `places` in its FROM.
+ */
+export const raiseTasksSuppliedSql = (tasks: string): string => `locked_places AS (
+         SELECT p.id FROM twins p WHERE p.id IN (SELECT place_twin_id FROM ${tasks}) ORDER BY p.id FOR NO KEY UPDATE
+       ), places AS (
+         UPDATE twins p SET tasks_supplied = p.tasks_supplied + c.n
+           FROM (SELECT place_twin_id, count(*)::int AS n FROM ${tasks} WHERE place_twin_id IS NOT NULL GROUP BY place_twin_id) c
+          WHERE p.id = c.place_twin_id AND p.id IN (SELECT id FROM locked_places)
+         RETURNING p.id
+       )`;
+
 /** Every column of a twin, `location` as GeoJSON (what TwinRow describes). */
 const COLUMNS = select(twins, 't', { expressions: { location: (t) => `ST_AsGeoJSON(${t}.location)::json` } });
 
@@ -315,6 +330,14 @@ export class TwinsRepository {
        VALUES ($1, $2, $3, $4, $5) RETURNING id`,
       [twin.organizationId, twin.ownerAccountId, twin.name, twin.description ?? '', twin.personal ?? false],
     );
+  }
+
+  /**
+   * Counts a new quest task naming `placeTwinId` as its place (in the caller's transaction). Not a change
+   * of `modified`: the twin's version reads `tasks_supplied` itself (versionSql).
+   */
+  async raiseTasksSupplied(placeTwinId: string): Promise<void> {
+    await this.sql.run(`UPDATE twins SET tasks_supplied = tasks_supplied + 1 WHERE id = $1`, [placeTwinId]);
   }
 
   /**
