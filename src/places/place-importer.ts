@@ -6,6 +6,7 @@ import { isUuid } from '../common/value-checks.js';
 import { FeatureCollectionScanner } from './feature-collection-scanner.js';
 import { mapFeature, PlaceTwinRow } from './place-mapping.js';
 import { PlacesRepository } from './places.repository.js';
+import { TwinsRepository } from '../twins/twins.repository.js';
 
 export class PlaceImportError extends Error {}
 
@@ -65,9 +66,11 @@ type Entry = { index: number; row: PlaceTwinRow };
  */
 export class PlaceImporter {
   private readonly repository: PlacesRepository;
+  private readonly twins: TwinsRepository;
 
   constructor(sql: Sql) {
     this.repository = new PlacesRepository(sql);
+    this.twins = new TwinsRepository(sql);
   }
 
   async importFile(organizationId: string, file: string, options: ImportOptions = {}): Promise<ImportSummary> {
@@ -93,13 +96,13 @@ export class PlaceImporter {
 
     const write = async (entries: Entry[]): Promise<void> => {
       try {
-        this.count(summary, entries.length, await this.repository.upsertPlaces(organizationId, entries.map((entry) => entry.row)));
+        this.count(summary, entries.length, await this.twins.upsertPlaces(organizationId, entries.map((entry) => entry.row)));
       } catch (error) {
         if (!isDataError(error)) throw error;
         // One bad row fails the whole statement: find it (them) row by row, import the rest.
         for (const entry of entries) {
           try {
-            this.count(summary, 1, await this.repository.upsertPlaces(organizationId, [entry.row]));
+            this.count(summary, 1, await this.twins.upsertPlaces(organizationId, [entry.row]));
           } catch (rowError) {
             if (!isDataError(rowError)) throw rowError;
             skip({ index: entry.index, reason: `refused by the database: ${(rowError as Error).message}` });

@@ -9,7 +9,8 @@ import type { CursorRequest } from '../common/json-api/cursor.js';
 import type { Fieldsets, SortDirective } from '../common/json-api/representation.js';
 import { KEYSET_ROWS, keysetOrder, keysetPageSql, type KeysetKey, type KeysetRows } from '../database/keyset.js';
 import { rowShape, tableShape, withColumns, type RowOf } from '../database/row-shape.js';
-import { castOf, select, twins, type ColumnOf, type GeoPoint } from '../database/schema/index.js';
+import { castOf, select, sqlTypeOf, twins, type ColumnOf, type GeoPoint } from '../database/schema/index.js';
+import { IMPORTED_COLUMNS, type PlaceTwinRow } from '../places/place-mapping.js';
 import { microsSql } from '../database/timestamps.js';
 import { recordChangesSql } from '../database/change-log.js';
 import { organizationJsonSql } from '../organizations/organization.resource.js';
@@ -315,6 +316,48 @@ const geographyPoint = (p: SqlParams, lon: number, lat: number) =>
   `ST_SetSRID(ST_MakePoint(${p.add(lon, '::float8')}, ${p.add(lat, '::float8')}), 4326)::geography`;
 
 /**
+ * meta_data repeats provider_info and the opening-hours lines, the bulk of a place: they are sent
+ * once, in their columns, and put back into meta_data by the SQL (a third less JSON to parse).
+ */
+function withoutRepeatedMetaData(key: string, value: unknown): unknown {
+  if (key !== 'meta_data') return value;
+  const { provider_info: _info, opening_hours: _hours, ...rest } = value as PlaceTwinRow['meta_data'];
+  return rest;
+}
+
+/** What a re-import refreshes on a twin already imported with the same place_id. */
+const PLACE_REFRESHED = [
+  'name', 'description', 'public', 'location', 'characteristics', 'services', 'meta_data', 'provider',
+  'opening_hours', 'phone_number', 'address', 'city', 'state', 'website', 'provider_info', 'tags',
+] as const satisfies readonly ColumnOf<typeof twins>[];
+
+/** The record of one feature in the batch parameter: the imported columns typed as in the schema, and the point. */
+const PLACE_RECORD = [...IMPORTED_COLUMNS.map((column) => `${column} ${sqlTypeOf(twins, column)}`), 'lon float8', 'lat float8'].join(', ');
+
+const UPSERT_PLACES = `
+  INSERT INTO twins AS t (
+    organization_id, owner_account_id, personal, public, place_id, provider, name, description, location,
+    characteristics, services, meta_data, opening_hours, phone_number, address, city, state, website,
+    provider_info, tags
+  )
+  SELECT $1::uuid, NULL, false, true, r.place_id, r.provider, r.name, r.description,
+         ST_SetSRID(ST_MakePoint(r.lon, r.lat), 4326),
+         r.characteristics, r.services,
+         r.meta_data || jsonb_build_object('provider_info', r.provider_info,
+                                           'opening_hours', coalesce(r.opening_hours -> 'weekday_text', '[]'::jsonb)),
+         r.opening_hours, r.phone_number, r.address, r.city,
+         r.state, r.website, r.provider_info, r.tags
+    FROM jsonb_to_recordset($2::jsonb) AS r(${PLACE_RECORD})
+  ON CONFLICT (organization_id, place_id) WHERE place_id IS NOT NULL DO UPDATE SET
+    ${PLACE_REFRESHED.map((column) => `${column} = EXCLUDED.${column}`).join(',\n    ')},
+    modified = now()
+  WHERE (${PLACE_REFRESHED.map((column) => `t.${column}`).join(', ')})
+        IS DISTINCT FROM (${PLACE_REFRESHED.map((column) => `EXCLUDED.${column}`).join(', ')})
+  RETURNING (t.xmax = 0) AS inserted`;
+
+const UPSERTED = rowShape({ inserted: 'boolean' });
+
+/**
  * SQL for twins. Every read is limited by the visibility rule (or the caller's organization) in its
  * WHERE clause, so a twin the caller cannot see is never returned.
  */
@@ -330,6 +373,25 @@ export class TwinsRepository {
        VALUES ($1, $2, $3, $4, $5) RETURNING id`,
       [twin.organizationId, twin.ownerAccountId, twin.name, twin.description ?? '', twin.personal ?? false],
     );
+  }
+
+  /**
+   * Inserts the rows as public supplier twins of the organization, or refreshes the twin already
+   * imported with the same place_id. Rows whose data did not change are left alone (no new row
+   * version, `modified` kept). Place ids must be unique within `rows`. A batch travels as ONE jsonb
+   * parameter (an array of row objects) that `jsonb_to_recordset` turns into typed columns on the
+   * server: one round trip and one statement per batch, no per-row parameters, and JSON arrays land
+   * directly in the text[] columns.
+   */
+  async upsertPlaces(organizationId: string, rows: PlaceTwinRow[]): Promise<{ inserted: number; updated: number }> {
+    return this.sql.transaction(async () => {
+      // A crash can lose the last batches of the import, never corrupt them; re-running the import
+      // restores them (it is idempotent). Worth it: no WAL flush wait per batch.
+      await this.sql.run(`SET LOCAL synchronous_commit TO OFF`);
+      const result = await this.sql.rows(UPSERTED, UPSERT_PLACES, [organizationId, JSON.stringify(rows, withoutRepeatedMetaData)]);
+      const inserted = result.filter((row) => row.inserted).length;
+      return { inserted, updated: result.length - inserted };
+    });
   }
 
   /**
