@@ -3,6 +3,7 @@ import { Sql } from '../database/sql.js';
 import type { PageRequest } from '../common/json-api/pagination.js';
 import { select, webhookAttempts, webhooks, type Row } from '../database/schema/index.js';
 import type { AttemptOutcome } from './webhook-sender.js';
+import { rowShape, tableShape, typed, type RowShape } from '../database/row-shape.js';
 
 export type WebhookRow = Omit<Row<typeof webhooks>, 'secret_sealed' | 'previous_secret_sealed'>;
 export type AttemptRow = Omit<Row<typeof webhookAttempts>, 'webhook_id' | 'organization_id'>;
@@ -31,11 +32,28 @@ export type AttemptResult = { state: 'delivered' | 'failed' } | { state: 'pendin
 /** A replaced secret that still signs, in `w`'s row: null once its overlap has ended. */
 const previousSecret = (w: string, column: 'previous_secret_sealed' | 'previous_secret_expires') => `CASE WHEN ${w}.previous_secret_expires > now() THEN ${w}.${column} END`;
 
+const WEBHOOK_COLUMNS = ['id', 'organization_id', 'url', 'events', 'description', 'enabled', 'previous_secret_expires', 'created', 'modified'] as const;
 const COLUMNS = select(webhooks, 'w', {
-  only: ['id', 'organization_id', 'url', 'events', 'description', 'enabled', 'previous_secret_expires', 'created', 'modified'],
+  only: WEBHOOK_COLUMNS,
   expressions: { previous_secret_expires: (w) => previousSecret(w, 'previous_secret_expires') },
 });
-const ATTEMPT_COLUMNS = select(webhookAttempts, 'a', { only: ['id', 'delivery_id', 'kind', 'attempt', 'status_code', 'error', 'duration_ms', 'attempted'] });
+const WEBHOOK: RowShape<WebhookRow> = tableShape(webhooks, WEBHOOK_COLUMNS);
+const ATTEMPT_COLUMN_NAMES = ['id', 'delivery_id', 'kind', 'attempt', 'status_code', 'error', 'duration_ms', 'attempted'] as const;
+const ATTEMPT_COLUMNS = select(webhookAttempts, 'a', { only: ATTEMPT_COLUMN_NAMES });
+const ATTEMPT: RowShape<AttemptRow> = tableShape(webhookAttempts, ATTEMPT_COLUMN_NAMES);
+const COUNT = rowShape({ count: 'integer' });
+const CLAIMED: RowShape<ClaimedDelivery> = rowShape({
+  id: 'uuid',
+  organization_id: 'uuid',
+  webhook_id: 'uuid',
+  kind: 'varchar',
+  body: 'text',
+  attempts: 'integer',
+  queued_ms: typed<number>(),
+  url: 'text',
+  secret_sealed: 'bytea',
+  previous_secret_sealed: 'bytea?',
+});
 
 export interface WebhookChanges {
   url?: string;
@@ -50,35 +68,35 @@ export class WebhooksRepository {
   constructor(private readonly sql: Sql) {}
 
   async create(organizationId: string, webhook: { id: string; url: string; events: string[]; description: string | null; sealed: Buffer }): Promise<WebhookRow> {
-    const rows: WebhookRow[] = await this.sql.query(
+    return this.sql.one(
+      WEBHOOK,
       `INSERT INTO webhooks AS w (id, organization_id, url, events, description, secret_sealed)
        VALUES ($1, $2, $3, $4::varchar[], $5, $6)
        RETURNING ${COLUMNS}`,
       [webhook.id, organizationId, webhook.url, webhook.events, webhook.description, webhook.sealed],
     );
-    return rows[0];
   }
 
   async count(organizationId: string): Promise<number> {
-    const rows: { count: number }[] = await this.sql.query(`SELECT count(*)::int AS count FROM webhooks WHERE organization_id = $1`, [organizationId]);
-    return rows[0].count;
+    return this.sql.value(COUNT, `SELECT count(*)::int AS count FROM webhooks WHERE organization_id = $1`, [organizationId]);
   }
 
   page(organizationId: string, page: PageRequest): Promise<WebhookRow[]> {
-    return this.sql.query(
+    return this.sql.rows(
+      WEBHOOK,
       `SELECT ${COLUMNS} FROM webhooks w WHERE w.organization_id = $1 ORDER BY w.created, w.id LIMIT $2 OFFSET $3`,
       [organizationId, page.size, page.offset],
     );
   }
 
   async find(organizationId: string, id: string): Promise<WebhookRow | undefined> {
-    const rows: WebhookRow[] = await this.sql.query(`SELECT ${COLUMNS} FROM webhooks w WHERE w.organization_id = $1 AND w.id = $2`, [organizationId, id]);
-    return rows[0];
+    return this.sql.first(WEBHOOK, `SELECT ${COLUMNS} FROM webhooks w WHERE w.organization_id = $1 AND w.id = $2`, [organizationId, id]);
   }
 
   /** Only the attributes given change; `modified` moves. Undefined when the organization has no such webhook. */
   async update(organizationId: string, id: string, changes: WebhookChanges): Promise<WebhookRow | undefined> {
-    const [rows]: [WebhookRow[], number] = await this.sql.query(
+    return this.sql.first(
+      WEBHOOK,
       `UPDATE webhooks w
           SET url = CASE WHEN $3 THEN $4 ELSE w.url END,
               events = CASE WHEN $5 THEN $6::varchar[] ELSE w.events END,
@@ -100,7 +118,6 @@ export class WebhooksRepository {
         changes.enabled ?? null,
       ],
     );
-    return rows[0];
   }
 
   /**
@@ -109,7 +126,8 @@ export class WebhooksRepository {
    * at once, and so does any earlier overlap.
    */
   async replaceSecret(organizationId: string, id: string, sealed: Buffer, overlapSeconds: number): Promise<WebhookRow | undefined> {
-    const [rows]: [WebhookRow[], number] = await this.sql.query(
+    return this.sql.first(
+      WEBHOOK,
       `UPDATE webhooks w
           SET secret_sealed = $3,
               previous_secret_sealed = CASE WHEN $4::float8 > 0 THEN w.secret_sealed END,
@@ -119,13 +137,11 @@ export class WebhooksRepository {
         RETURNING ${COLUMNS}`,
       [organizationId, id, sealed, overlapSeconds],
     );
-    return rows[0];
   }
 
   /** Its deliveries and attempts go with it (ON DELETE CASCADE). Whether it existed. */
   async delete(organizationId: string, id: string): Promise<boolean> {
-    const [, affected]: [unknown, number] = await this.sql.query(`DELETE FROM webhooks WHERE organization_id = $1 AND id = $2`, [organizationId, id]);
-    return affected > 0;
+    return (await this.sql.affected(`DELETE FROM webhooks WHERE organization_id = $1 AND id = $2`, [organizationId, id])) > 0;
   }
 
   /**
@@ -138,7 +154,7 @@ export class WebhooksRepository {
     for (const table of ['webhook_deliveries', 'webhook_attempts'] as const) {
       const finished = table === 'webhook_deliveries' ? `state <> 'pending' AND created` : 'attempted';
       for (;;) {
-        const [, deleted]: [unknown, number] = await this.sql.query(
+        const deleted = await this.sql.affected(
           `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE ${finished} < now() - make_interval(days => $1) LIMIT $2)`,
           [retentionDays, batch],
         );
@@ -151,22 +167,18 @@ export class WebhooksRepository {
 
   /** Deliveries still to be made, of every organization (the queue-depth metric; the partial due index counts them). */
   async pendingCount(): Promise<number> {
-    const [{ count }]: { count: number }[] = await this.sql.query(`SELECT count(*)::int AS count FROM webhook_deliveries WHERE state = 'pending'`);
-    return count;
+    return this.sql.value(COUNT, `SELECT count(*)::int AS count FROM webhook_deliveries WHERE state = 'pending'`);
   }
 
   /** The webhook's attempts; the organization is compared too, so on Citus the read goes to one shard. */
   async countAttempts(organizationId: string, webhookId: string): Promise<number> {
-    const rows: { count: number }[] = await this.sql.query(`SELECT count(*)::int AS count FROM webhook_attempts WHERE webhook_id = $1 AND organization_id = $2`, [
-      webhookId,
-      organizationId,
-    ]);
-    return rows[0].count;
+    return this.sql.value(COUNT, `SELECT count(*)::int AS count FROM webhook_attempts WHERE webhook_id = $1 AND organization_id = $2`, [webhookId, organizationId]);
   }
 
   /** Newest first. */
   pageAttempts(organizationId: string, webhookId: string, page: PageRequest): Promise<AttemptRow[]> {
-    return this.sql.query(
+    return this.sql.rows(
+      ATTEMPT,
       `SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts a WHERE a.webhook_id = $1 AND a.organization_id = $4 ORDER BY a.attempted DESC, a.id DESC LIMIT $2 OFFSET $3`,
       [webhookId, page.size, page.offset, organizationId],
     );
@@ -185,7 +197,8 @@ export class WebhooksRepository {
    * leaves a row another worker takes once the lease is over.
    */
   async claim(options: { limit: number; perReceiver: number; inFlight: Map<string, number>; leaseMs: number }): Promise<ClaimedDelivery[]> {
-    const [rows]: [ClaimedDelivery[], number] = await this.sql.query(
+    return this.sql.rows(
+      CLAIMED,
       `WITH due AS (
          SELECT d.id, d.next_attempt, coalesce(busy.in_flight, 0) + d.nth AS turn
            FROM webhooks w
@@ -214,7 +227,6 @@ export class WebhooksRepository {
                   ${previousSecret('w', 'previous_secret_sealed')} AS previous_secret_sealed`,
       [options.limit, options.perReceiver, [...options.inFlight.keys()], [...options.inFlight.values()], options.leaseMs],
     );
-    return rows;
   }
 
   /**
@@ -223,7 +235,7 @@ export class WebhooksRepository {
    * worker owns it.
    */
   async record(delivery: ClaimedDelivery, outcome: AttemptOutcome, attempted: Date, result: AttemptResult): Promise<void> {
-    await this.sql.query(
+    await this.sql.run(
       `WITH attempt AS (
          INSERT INTO webhook_attempts (organization_id, webhook_id, delivery_id, kind, attempt, status_code, error, duration_ms, attempted)
          SELECT $11, $1, $2, $3, $4, $5, $6, $7, $8 WHERE EXISTS (SELECT 1 FROM webhooks WHERE organization_id = $11 AND id = $1)
@@ -248,7 +260,7 @@ export class WebhooksRepository {
   /** Hands claims back unattempted (a worker stopping): due now, their attempt not counted. */
   async release(deliveries: ClaimedDelivery[]): Promise<void> {
     if (deliveries.length === 0) return;
-    await this.sql.query(
+    await this.sql.run(
       `UPDATE webhook_deliveries d SET next_attempt = now(), attempts = d.attempts - 1
          FROM unnest($1::uuid[], $2::int[]) AS claimed (id, attempts)
         WHERE d.id = claimed.id AND d.attempts = claimed.attempts AND d.state = 'pending'`,
