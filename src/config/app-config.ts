@@ -10,7 +10,7 @@ export interface AppConfig {
   databaseUrl: string | undefined;
   /**
    * PostgreSQL streaming replicas of DATABASE_URL (`DATABASE_REPLICA_URLS`, comma-separated) for the reads
-   * that tolerate lag (`Sql.replicaQuery`); empty: every read goes to the primary.
+   * that tolerate lag (`Sql.replicaRows`); empty: every read goes to the primary.
    */
   databaseReplicaUrls: string[];
   /** Where the embedded database keeps its files. */

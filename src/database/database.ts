@@ -8,6 +8,8 @@ import { EMBEDDED_POOL_SIZE, EmbeddedPostgres, startEmbeddedPostgres } from './e
 import { DatabaseLiveness } from './liveness.js';
 import { installPooledQueries } from './pooled-queries.js';
 import { ReadReplicas } from './read-replicas.js';
+import { rowShape } from './row-shape.js';
+import { Sql } from './sql.js';
 import { installPgTypeParsers } from './timestamps.js';
 
 /**
@@ -25,11 +27,16 @@ export class Database {
      * made them, and a listening connection is not safe there.
      */
     readonly sharedSession: boolean,
-    /** DATABASE_REPLICA_URLS: where `Sql.replicaQuery` sends lag-tolerant reads; undefined without replicas. */
+    /** DATABASE_REPLICA_URLS: where `Sql.replicaRows` sends lag-tolerant reads; undefined without replicas. */
     readonly replicas: ReadReplicas | undefined,
     /** The watch for a frozen server (liveness.ts); undefined on PGlite. */
     readonly liveness: DatabaseLiveness | undefined,
-  ) {}
+  ) {
+    this.sql = new Sql(dataSource);
+  }
+
+  /** The statements of the probes below (outside any transaction). */
+  private readonly sql: Sql;
 
   /** True when this start created a new embedded database (main.ts then sets up a demo tenant). */
   get createdNow(): boolean {
@@ -61,7 +68,7 @@ export class Database {
       await migrate(url, logger, { exclusive: embedded === undefined });
       await dataSource.initialize();
       if (!sharedSession) {
-        const [{ version }]: { version: string }[] = await dataSource.query('SELECT version() AS version');
+        const version = await new Sql(dataSource).value(VERSION, 'SELECT version() AS version');
         sharedSession = version.includes('PGlite');
       }
       // A frozen server is watched for on a real PostgreSQL with request timeouts; PGlite shares one
@@ -92,7 +99,7 @@ export class Database {
   /** Cheap liveness probe for /health. */
   async ping(): Promise<boolean> {
     try {
-      await this.dataSource.query('SELECT 1');
+      await this.sql.run('SELECT 1');
       return true;
     } catch {
       return false;
@@ -107,7 +114,8 @@ export class Database {
   async readiness(): Promise<{ database: 'up' | 'down'; migrations: 'applied' | 'pending' | 'unknown' }> {
     try {
       const names = migrations.map((migration) => migration.name);
-      const [{ applied }]: { applied: number }[] = await this.dataSource.query(
+      const applied = await this.sql.value(
+        APPLIED,
         'SELECT count(DISTINCT name)::int AS applied FROM schema_migrations WHERE name = ANY($1::text[])',
         [names],
       );
@@ -132,6 +140,9 @@ export class Database {
     await this.embedded?.stop();
   }
 }
+
+const VERSION = rowShape({ version: 'text' });
+const APPLIED = rowShape({ applied: 'integer' });
 
 /**
  * Key of the session-level advisory lock migrations run under (the two-integer form, a key space of its

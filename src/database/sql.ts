@@ -36,8 +36,7 @@ export class Sql {
    * Runs one statement and answers what TypeORM answers: the rows (for UPDATE and DELETE `[rows, affected
    * count]`), untyped. Repositories read through the typed forms below, which say what the rows are.
    */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  query<T = any>(text: string, parameters?: unknown[]): Promise<T> {
+  query(text: string, parameters?: unknown[]): Promise<unknown> {
     const open = this.current.getStore();
     return open ? open.manager.query(text, parameters) : this.dataSource.query(text, parameters);
   }
@@ -50,10 +49,9 @@ export class Sql {
    * like any other statement (the transaction's own writes and snapshot win); without replicas, or
    * when none can serve, it goes to the primary.
    */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  replicaQuery<T = any>(text: string, parameters?: unknown[]): Promise<T> {
+  replicaQuery(text: string, parameters?: unknown[]): Promise<unknown> {
     if (this.current.getStore() || !this.replicas) return this.query(text, parameters);
-    return this.replicas.query(text, parameters, () => this.dataSource.query(text, parameters)) as Promise<T>;
+    return this.replicas.query(text, parameters, () => this.dataSource.query(text, parameters));
   }
 
   /**

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Tenant } from '../common/auth/tenant.js';
 import { Sql } from '../database/sql.js';
+import { rowShape, typed } from '../database/row-shape.js';
 import { SqlParams } from '../database/sql-params.js';
 import { twinFilterConditions, type TwinFilterValues } from '../twins/twin-conditions.js';
 import { visibleTwinSql } from '../twins/twin-visibility.js';
@@ -38,6 +39,11 @@ const cellClasses = (filters: TwinFilterValues): string =>
 const countedByGrid = (filters: TwinFilterValues): boolean =>
   Object.entries(filters).every(([key, value]) => value === undefined || key === 'actingTwinId' || CELL_FILTERS.has(key));
 
+/** A tile as PostGIS encoded it, or its features as JSON text for encodeTwinsLayer; null when no twin is in it. */
+const TILE = rowShape({ tile: typed<Buffer | string | null>() });
+/** Web Mercator fractions (float8); null without a twin. */
+const EXTENT = rowShape({ west: typed<number | null>(), north: typed<number>(), east: typed<number>(), south: typed<number>() });
+
 /**
  * SQL of the vector tiles: one statement per tile, built by PostGIS (`ST_AsMVT`) and handed over as
  * bytes. A tile holds the twins of its bounds (by tile_fraction_x/y, so each twin is in one tile per
@@ -52,7 +58,7 @@ export class TilesRepository {
   constructor(private readonly sql: Sql) {}
 
   private databaseEncodesTiles(): Promise<boolean> {
-    this.encodesTiles ??= this.sql.query(`SELECT ST_AsMVT(q, 'probe') FROM (SELECT ST_MakePoint(0, 0) AS geom) q`).then(
+    this.encodesTiles ??= this.sql.run(`SELECT ST_AsMVT(q, 'probe') FROM (SELECT ST_MakePoint(0, 0) AS geom) q`).then(
       () => true,
       () => false,
     );
@@ -113,8 +119,7 @@ export class TilesRepository {
                     END AS tile`;
     }
     // Tiles tolerate a replica's lag (DATABASE_REPLICA_URLS): a map is not where a client checks its own write.
-    const rows: { tile: Buffer | string | null }[] = await this.sql.replicaQuery(sql, p.values);
-    const answer = rows[0]?.tile;
+    const answer = (await this.sql.replicaOne(TILE, sql, p.values)).tile;
     if (answer == null) return undefined;
     return typeof answer === 'string' ? encodeTwinsLayer(JSON.parse(answer) as FeatureRow[], TILE_EXTENT) : answer;
   }
@@ -139,8 +144,7 @@ export class TilesRepository {
       const conditions = ['t.location IS NOT NULL', 'f.fy >= 0', 'f.fy < 1', visibleTwinSql('t', organization), ...twinFilterConditions(p, tenant, filters)].join(' AND ');
       sql = `SELECT min(f.fx) AS west, min(f.fy) AS north, max(f.fx) AS east, max(f.fy) AS south FROM twins t, ${FRACTIONS} WHERE ${conditions}`;
     }
-    const rows: { west: number | null; north: number; east: number; south: number }[] = await this.sql.replicaQuery(sql, p.values);
-    const extent = rows[0];
-    return extent?.west == null ? undefined : [extent.west, extent.north, extent.east, extent.south];
+    const extent = await this.sql.replicaOne(EXTENT, sql, p.values);
+    return extent.west == null ? undefined : [extent.west, extent.north, extent.east, extent.south];
   }
 }

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import type { TwinTenant } from '../../src/common/auth/tenant';
 import { canonicalJson } from '../../src/events/event-data';
 import { EventsRepository } from '../../src/events/events.repository';
+import { rowShape } from '../../src/database/row-shape';
 import { Sql } from '../../src/database/sql';
 import { uuidv7 } from '../../src/events/uuidv7';
 import { recordStatements } from '../support/sql-statements';
@@ -143,8 +144,8 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
     });
     /** The kept count (undefined without a row), count(*), and the unfiltered page's count. */
     async function counts(timeline: TwinTenant): Promise<{ kept: number | undefined; actual: number; page: number }> {
-      const [kept] = await sql.query('SELECT total FROM twin_event_counts WHERE organization_id = $1 AND twin_id = $2', [timeline.organization.id, timeline.twin.id]);
-      const [actual] = await sql.query('SELECT count(*)::int AS n FROM events WHERE organization_id = $1 AND twin_id = $2', [timeline.organization.id, timeline.twin.id]);
+      const [kept] = await sql.rows(rowShape({ total: 'bigint' }), 'SELECT total FROM twin_event_counts WHERE organization_id = $1 AND twin_id = $2', [timeline.organization.id, timeline.twin.id]);
+      const [actual] = await sql.rows(rowShape({ n: 'integer' }), 'SELECT count(*)::int AS n FROM events WHERE organization_id = $1 AND twin_id = $2', [timeline.organization.id, timeline.twin.id]);
       const page = await repository.pageTimeline(timeline, {}, { number: 1, size: 1, offset: 0 });
       return { kept: kept === undefined ? undefined : Number(kept.total), actual: actual.n, page: Number(page.count) };
     }
@@ -177,7 +178,7 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
       await repository.insertMany(timeline, [event(), event(), event()], null);
       expect((await counts(timeline)).kept).toBe(3);
       await sql.query('DELETE FROM twins WHERE id = $1', [timeline.twin.id]);
-      const [row] = await sql.query('SELECT total FROM twin_event_counts WHERE twin_id = $1', [timeline.twin.id]);
+      const [row] = await sql.rows(rowShape({ total: 'bigint' }), 'SELECT total FROM twin_event_counts WHERE twin_id = $1', [timeline.twin.id]);
       expect(row).toBeUndefined();
     });
 
@@ -223,7 +224,7 @@ describe('EventsRepository.update: the data merge in PostgreSQL', () => {
             if (w.kind === 'insert') await repository.insert(timeline, event(), null);
             else if (w.kind === 'batch') await repository.insertMany(timeline, Array.from({ length: w.size }, () => event()), null);
             else if (w.kind === 'delete') {
-              const ids: { id: string }[] = await sql.query('SELECT id FROM events WHERE twin_id = $1 ORDER BY id', [timeline.twin.id]);
+              const ids = await sql.rows(rowShape({ id: 'uuid' }), 'SELECT id FROM events WHERE twin_id = $1 ORDER BY id', [timeline.twin.id]);
               if (ids.length > 0) await repository.delete(timeline, ids[w.pick % ids.length].id, null);
             } else {
               await sql.query('DELETE FROM events WHERE ctid = ANY (ARRAY(SELECT ctid FROM events WHERE twin_id = $1 LIMIT $2))', [timeline.twin.id, w.limit]);

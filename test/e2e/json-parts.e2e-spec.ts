@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { joinJsonParts, jsonArrayPartsSql, type JsonPart } from '../../src/database/json-parts';
+import { rowShape } from '../../src/database/row-shape';
 import { Sql } from '../../src/database/sql';
 import { TestApp } from '../support/test-app';
 
@@ -23,10 +24,10 @@ describe('JSON arrays in parts', () => {
   /** The parts (`itemsPerPart` items each) of the array of the `jsonb` values given, and json_agg's array of them. */
   const read = async (values: unknown[], itemsPerPart: number) => {
     // Read last part first: joinJsonParts orders the parts itself.
-    const rows: JsonPart[] = await sql.query(`SELECT p.part, p.g::int AS g FROM (${jsonArrayPartsSql('t.doc', elements, itemsPerPart)}) p ORDER BY p.g DESC`, [
+    const rows: JsonPart[] = await sql.rows(rowShape({ part: 'text?', g: 'integer?' }), `SELECT p.part, p.g::int AS g FROM (${jsonArrayPartsSql('t.doc', elements, itemsPerPart)}) p ORDER BY p.g DESC`, [
       JSON.stringify(values),
     ]);
-    const [{ whole }]: { whole: string }[] = await sql.query(`SELECT coalesce(json_agg(t.doc ORDER BY t.n), '[]')::text AS whole FROM ${elements}`, [JSON.stringify(values)]);
+    const whole = await sql.value(rowShape({ whole: 'text' }), `SELECT coalesce(json_agg(t.doc ORDER BY t.n), '[]')::text AS whole FROM ${elements}`, [JSON.stringify(values)]);
     return { rows, whole };
   };
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { statementName } from '../../src/database/pooled-queries';
+import { rowShape } from '../../src/database/row-shape';
 import { Sql } from '../../src/database/sql';
 import { embeddedDatabase, TestApp } from '../support/test-app';
 
@@ -21,10 +22,11 @@ describe('prepared statements', () => {
   (embeddedDatabase() ? it.skip : it)('prepares a statement once per connection under its name, and each execution gets its own values', async () => {
     // A text no other test runs, so the statement is new to the connection.
     const text = `SELECT $1::int AS n, $2::text AS probe -- ${randomUUID()}`;
+    const PROBE = rowShape({ n: 'integer', probe: 'text' });
     const seen = await sql.transaction(async () => {
-      const first: { n: number; probe: string }[] = await sql.query(text, [1, 'a']);
-      const second: { n: number; probe: string }[] = await sql.query(text, [2, 'b']);
-      const prepared: { statement: string }[] = await sql.query('SELECT statement FROM pg_prepared_statements WHERE name = $1', [statementName(text)]);
+      const first = await sql.rows(PROBE, text, [1, 'a']);
+      const second = await sql.rows(PROBE, text, [2, 'b']);
+      const prepared = await sql.rows(rowShape({ statement: 'text' }), 'SELECT statement FROM pg_prepared_statements WHERE name = $1', [statementName(text)]);
       return { first, second, prepared };
     });
     expect(seen.first).toEqual([{ n: 1, probe: 'a' }]);
@@ -35,11 +37,10 @@ describe('prepared statements', () => {
   (embeddedDatabase() ? it.skip : it)('runs statements without parameters unnamed', async () => {
     const text = `SELECT 1 AS one -- ${randomUUID()}`;
     const prepared = await sql.transaction(async () => {
-      await sql.query(text);
-      const rows: unknown[] = await sql.query('SELECT 1 FROM pg_prepared_statements WHERE statement = $1', [text]);
-      return rows;
+      await sql.run(text);
+      return sql.exists('SELECT 1 FROM pg_prepared_statements WHERE statement = $1', [text]);
     });
-    expect(prepared).toEqual([]);
+    expect(prepared).toBe(false);
   });
 
   it('answers a statement the database refuses with the driver error, and the connection goes on', async () => {

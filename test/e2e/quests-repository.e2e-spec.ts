@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { QuestListing1763940000000 } from '../../db/migrations/1763940000000-QuestListing';
 import type { TwinTenant } from '../../src/common/auth/tenant';
+import { rowShape } from '../../src/database/row-shape';
 import { Sql } from '../../src/database/sql';
 import { QuestsRepository } from '../../src/quests/quests.repository';
 import { recordStatements } from '../support/sql-statements';
@@ -17,6 +18,7 @@ describe('QuestsRepository (SQL)', () => {
   let app: TestApp;
   let quests: QuestsRepository;
   let sql: Sql;
+  const LISTED = rowShape({ listed: 'boolean' });
   let maker: TwinTenant;
   let hidden: TwinTenant;
   let caller: TwinTenant;
@@ -59,7 +61,7 @@ describe('QuestsRepository (SQL)', () => {
   });
 
   const listed = async (name: string): Promise<boolean> =>
-    (await sql.query<{ listed: boolean }[]>('SELECT listed FROM quests WHERE id = $1', [ids[name]]))[0].listed;
+    (await sql.one(LISTED, 'SELECT listed FROM quests WHERE id = $1', [ids[name]])).listed;
 
   it("the feed follows its twins' sharing: `listed` is kept by triggers, and cannot be set by hand", async () => {
     // The hidden twin becomes a supplier (services): its public quest enters every feed; without services it leaves.
@@ -80,7 +82,8 @@ describe('QuestsRepository (SQL)', () => {
     expect([await listed('Hidden walk'), await listed('Draft'), (await feed({})).count]).toEqual([false, false, 2]);
     await sql.query('UPDATE quests SET listed = false WHERE id = $1', [ids['River walk']]);
     expect(await listed('River walk')).toBe(true);
-    const inserted: { listed: boolean }[] = await sql.query(
+    const inserted = await sql.rows(
+      LISTED,
       `INSERT INTO quests (organization_id, twin_id, name, listed) VALUES ($1, $2, 'Private, listed by hand', true) RETURNING listed`,
       [maker.organization.id, maker.twin.id],
     );

@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { Metrics } from '../../src/common/metrics/metrics';
 import { Database } from '../../src/database/database';
 import { ReadReplicas } from '../../src/database/read-replicas';
+import { rowShape } from '../../src/database/row-shape';
 import { Sql } from '../../src/database/sql';
 import { loadConfig } from '../../src/config/app-config';
 import { embeddedDatabase, TestApp } from '../support/test-app';
@@ -37,13 +38,14 @@ describeOnPostgres('read replicas (Sql.replicaQuery)', () => {
     return { sql: app.app.get(Sql), replicas: app.app.get(Database).replicas!, app };
   };
   const nameOf = async (run: Promise<{ name: string }[]>) => (await run)[0].name;
+  const NAME = rowShape({ name: 'text' });
 
   it('sends lag-tolerant reads to the replicas round-robin, with parameters (prepared statements) as on the primary', async () => {
     const { sql, replicas } = await start([url, url]);
-    expect(await nameOf(sql.query(APPLICATION))).toBe('twin-service');
-    for (let i = 0; i < 4; i++) expect(await nameOf(sql.replicaQuery(APPLICATION))).toBe('twin-service replica');
+    expect(await nameOf(sql.rows(NAME, APPLICATION))).toBe('twin-service');
+    for (let i = 0; i < 4; i++) expect(await nameOf(sql.replicaRows(NAME, APPLICATION))).toBe('twin-service replica');
     for (let i = 0; i < 4; i++) {
-      const [row]: { n: number }[] = await sql.replicaQuery('SELECT $1::int + 1 AS n', [i]);
+      const [row] = await sql.replicaRows(rowShape({ n: 'integer' }), 'SELECT $1::int + 1 AS n', [i]);
       expect(row.n).toBe(i + 1);
     }
     expect(replicas.stats().map((replica) => replica.queries)).toEqual([4, 4]);
@@ -56,8 +58,8 @@ describeOnPostgres('read replicas (Sql.replicaQuery)', () => {
     const before = replicas.stats()[0].queries;
     const seen = await sql.transaction(async () => {
       await sql.query('INSERT INTO organizations (id, name) VALUES ($1, $2)', [id, `replica ${id}`]);
-      const rows: { id: string }[] = await sql.replicaQuery('SELECT id FROM organizations WHERE id = $1', [id]);
-      const [{ name }]: { name: string }[] = await sql.replicaQuery(APPLICATION);
+      const rows = await sql.replicaRows(rowShape({ id: 'uuid' }), 'SELECT id FROM organizations WHERE id = $1', [id]);
+      const [{ name }] = await sql.replicaRows(NAME, APPLICATION);
       throw Object.assign(new Error('roll back'), { seen: { rows: rows.length, name } });
     }).catch((error: { seen: { rows: number; name: string } }) => error.seen);
     expect(seen).toEqual({ rows: 1, name: 'twin-service' });
@@ -68,7 +70,7 @@ describeOnPostgres('read replicas (Sql.replicaQuery)', () => {
     const down = `postgresql://postgres@127.0.0.1:${await closedPort()}/nowhere`;
     const { sql, replicas } = await start([down, url]);
     const names: string[] = [];
-    for (let i = 0; i < 6; i++) names.push(await nameOf(sql.replicaQuery(APPLICATION)));
+    for (let i = 0; i < 6; i++) names.push(await nameOf(sql.replicaRows(NAME, APPLICATION)));
     // The first read went to the dead replica and was answered by the primary; from then on only the live one.
     expect(names).toEqual(['twin-service', ...Array(5).fill('twin-service replica')]);
     expect(replicas.stats()).toEqual([
@@ -98,7 +100,7 @@ describeOnPostgres('read replicas (Sql.replicaQuery)', () => {
 
   it('with every replica down, every read still succeeds on the primary', async () => {
     const { sql, replicas } = await start([`postgresql://postgres@127.0.0.1:${await closedPort()}/nowhere`]);
-    for (let i = 0; i < 3; i++) expect(await nameOf(sql.replicaQuery(APPLICATION))).toBe('twin-service');
+    for (let i = 0; i < 3; i++) expect(await nameOf(sql.replicaRows(NAME, APPLICATION))).toBe('twin-service');
     expect(replicas.stats()[0]).toMatchObject({ queries: 1, failures: 1, down: true });
   });
 

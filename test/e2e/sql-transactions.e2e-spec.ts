@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { rowShape } from '../../src/database/row-shape';
 import { Sql } from '../../src/database/sql';
 import { embeddedDatabase, TestApp } from '../support/test-app';
 
@@ -27,7 +28,7 @@ describe('Sql transactions', () => {
       await insertOrganization(first);
       await insertOrganization(second);
       // A repository knows nothing of the transaction and still sees its uncommitted rows.
-      const rows: { id: string }[] = await sql.query('SELECT id FROM organizations WHERE id = ANY ($1::uuid[]) ORDER BY id', [[first, second]]);
+      const rows = await sql.rows(rowShape({ id: 'uuid' }), 'SELECT id FROM organizations WHERE id = ANY ($1::uuid[]) ORDER BY id', [[first, second]]);
       return rows.length;
     });
     expect(seen).toBe(2);
@@ -77,8 +78,7 @@ describe('Sql transactions', () => {
     });
     await insertedSignal;
     // Same Sql, called from outside the work: its own connection, which cannot see the uncommitted row.
-    const outside: unknown[] = await sql.query('SELECT 1 FROM organizations WHERE id = $1', [inside]);
-    expect(outside).toHaveLength(0);
+    expect(await sql.exists('SELECT 1 FROM organizations WHERE id = $1', [inside])).toBe(false);
     release();
     await expect(transaction).rejects.toThrow('rolled back');
     expect(await exists(inside)).toBe(false);

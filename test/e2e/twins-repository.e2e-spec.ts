@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Tenant } from '../../src/common/auth/tenant';
 import type { CountedJson, PageRequest } from '../../src/common/json-api/pagination';
+import { rowShape, typed } from '../../src/database/row-shape';
 import { Sql } from '../../src/database/sql';
 import { TwinsRepository, type TwinQuery } from '../../src/twins/twins.repository';
 import { recordStatements } from '../support/sql-statements';
@@ -28,7 +29,8 @@ describe('TwinsRepository (SQL)', () => {
   const ids: Record<string, string> = {};
 
   async function insertTwin(name: string, organization: string, columns: { public?: boolean; services?: string[]; lon?: number; lat?: number; characteristics: string[]; created: string }) {
-    const rows: { id: string }[] = await sql.query(
+    const rows = await sql.rows(
+      rowShape({ id: 'uuid' }),
       `INSERT INTO twins (organization_id, name, public, services, characteristics, location, created)
        VALUES ($1, $2, $3, $4::text[], $5::text[], CASE WHEN $6::float8 IS NULL THEN NULL ELSE ST_SetSRID(ST_MakePoint($6, $7), 4326) END, $8)
        RETURNING id`,
@@ -121,7 +123,7 @@ describe('TwinsRepository (SQL)', () => {
         { expected: 3, ...(await call(() => twins.page(caller, { characteristics: [tag], in_bbox }, full, { form: 'list' }))) },
       ];
       for (const { text, parameters, expected } of statements) {
-        const [{ 'QUERY PLAN': plan }] = await sql.query(`EXPLAIN (FORMAT JSON) ${text}`, parameters);
+        const [{ 'QUERY PLAN': plan }] = await sql.rows(rowShape({ 'QUERY PLAN': typed<unknown>() }), `EXPLAIN (FORMAT JSON) ${text}`, parameters);
         const scans = JSON.stringify(plan).match(/"Relation Name":\s*"twins"/g) ?? [];
         expect(scans).toHaveLength(expected);
       }
@@ -165,7 +167,8 @@ describe('TwinsRepository (SQL)', () => {
   it('a page longer than one part of the statement (~32 kB) comes whole and in order, as a list and as a map', async () => {
     const long = `rt-long-${randomUUID()}`;
     // 40 twins of ~4 kB each (multi-byte text): a list page of ~170 kB and a FeatureCollection of ~165 kB.
-    const inserted: { id: string; description: string }[] = await sql.query(
+    const inserted = await sql.rows(
+      rowShape({ id: 'uuid', description: 'text' }),
       `INSERT INTO twins (organization_id, name, description, characteristics, location, created)
        SELECT $1, 'long ' || i, i || ' ' || repeat('ü€ "quoted" \\ ', 300), ARRAY[$2], ST_SetSRID(ST_MakePoint(151 + i / 1000.0, -41), 4326),
               '2026-02-01T00:00:00Z'::timestamptz + i * interval '1 second'
