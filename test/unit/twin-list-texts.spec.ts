@@ -41,7 +41,7 @@ const variants: Variant[] = [
 /** The statements `page()` runs, from a repository of the given module. */
 async function textsOf(module: TwinsRepositoryModule, run: Variant[], offset = 0): Promise<string[]> {
   const texts: string[] = [];
-  const sql = { query: async (text: string) => (texts.push(text), [{ count: 0, data: '[]', included: null }]) } as unknown as Sql;
+  const sql = { rows: async (_shape: unknown, text: string) => (texts.push(text), [{ count: 0, part: null, g: null, included: null }]) } as unknown as Sql;
   const repository = new module.TwinsRepository(sql);
   for (const v of run) await repository.page(tenant, v.query, { number: 1 + offset / 20, size: 20, offset }, v.document);
   return texts;
