@@ -1,5 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject, type OperationObject, type ParameterObject, type ResponseObject } from '@nestjs/swagger';
+import type { FastifyInstance } from 'fastify';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { extname, join } from 'node:path';
 import { errorResponse, RATE_LIMIT_HEADER_REFS, RATE_LIMIT_HEADERS, SECURITY } from './docs.js';
 import { declaredComponents } from './schemas.js';
 
@@ -221,13 +225,59 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
   return document;
 }
 
-/** Swagger UI at /docs and the OpenAPI document at /docs-json. */
+/** Where the Swagger UI is served; the OpenAPI document is at `${DOCS_PATH}-json` (and `-yaml`). */
+const DOCS_PATH = '/docs';
+
+/** The files of Swagger UI's distribution served under /docs, by extension. */
+const ASSET_TYPES: Record<string, string> = {
+  '.js': 'application/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.png': 'image/png',
+  '.html': 'text/html; charset=utf-8',
+};
+
+/**
+ * Swagger UI at /docs and the OpenAPI document at /docs-json. What only the documentation uses is made
+ * or read when it is first asked for, not at start: the document (~1 MB of objects that every major
+ * collection would otherwise mark for the life of the process, for a page few instances ever serve)
+ * and the UI's files (read from swagger-ui-dist per request; @nestjs/swagger would register
+ * @fastify/static for them at start, and with it @fastify/send, mime, glob and picomatch: ~1.5 MB of
+ * RSS at idle, docs/PERFORMANCE.md "Memory").
+ */
 export function setupOpenApi(app: INestApplication): void {
-  // Built by the first request for it, not at start: the document is ~1 MB of objects that every major
-  // collection would otherwise mark for the life of the process, for a page few instances ever serve.
-  SwaggerModule.setup('docs', app, () => createOpenApiDocument(app), {
-    jsonDocumentUrl: 'docs-json',
-    // The token and tenant headers entered once survive a reload of the page.
-    swaggerOptions: { persistAuthorization: true },
+  DocsModule.setupLazily(app, () => createOpenApiDocument(app));
+}
+
+class DocsModule extends SwaggerModule {
+  static setupLazily(app: INestApplication, document: () => OpenAPIObject): void {
+    // What SwaggerModule.setup does, but its static files served by serveAssets below.
+    this.serveDocuments(DOCS_PATH, DOCS_PATH.slice(1), app.getHttpAdapter(), document, {
+      ui: true,
+      raw: true,
+      jsonDocumentUrl: `${DOCS_PATH}-json`,
+      yamlDocumentUrl: `${DOCS_PATH}-yaml`,
+      // SwaggerModule.setup's own options: the token and tenant headers entered once survive a reload of the page.
+      swaggerOptions: { jsonDocumentUrl: `${DOCS_PATH.slice(1)}-json`, swaggerOptions: { persistAuthorization: true } },
+    });
+    serveAssets(app.getHttpAdapter().getInstance() as FastifyInstance);
+  }
+}
+
+/**
+ * Swagger UI's own files (the bundle, the style sheet, the icons) from swagger-ui-dist, where
+ * @nestjs/swagger finds them: a file name without any path, of a known type, or the usual 404. The
+ * page and its initializer (/docs, /docs/swagger-ui-init.js) are routes of their own, which the
+ * router prefers to this parametric one.
+ */
+function serveAssets(fastify: FastifyInstance): void {
+  let directory: string | undefined;
+  fastify.get<{ Params: { file: string } }>(`${DOCS_PATH}/:file`, async (request, reply) => {
+    const { file } = request.params;
+    const type = ASSET_TYPES[extname(file)];
+    if (!type || !/^[\w.-]+$/.test(file) || file.startsWith('.')) return reply.callNotFound();
+    directory ??= (createRequire(require.resolve('@nestjs/swagger'))('swagger-ui-dist/absolute-path.js') as () => string)();
+    const bytes = await readFile(join(directory, file)).catch(() => undefined);
+    if (!bytes) return reply.callNotFound();
+    return reply.type(type).send(bytes);
   });
 }
