@@ -45,7 +45,7 @@ export class Sql {
    * A read that may be answered from a streaming replica (DATABASE_REPLICA_URLS), seconds behind the
    * primary: tiles, the geo listing, the quest feed. Never for a read that must see a write the caller
    * (or anyone it answered) just made — a twin read back after its PATCH, an idempotency key, a
-   * permission check — those use `query()`. Inside a transaction it runs on the transaction's connection
+   * permission check — those use `rows()` and its kin. Inside a transaction it runs on the transaction's connection
    * like any other statement (the transaction's own writes and snapshot win); without replicas, or
    * when none can serve, it goes to the primary.
    */
