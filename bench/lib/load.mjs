@@ -5,7 +5,7 @@
 // quests; an account, its membership and token.
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -232,10 +232,6 @@ export async function ensureData({ base, name, mode, root, log }) {
   } finally {
     await db.end();
   }
-}
-
-export async function fileExists(path) {
-  return stat(path).then(() => true, () => false);
 }
 
 /** Bump when prepare() changes what it writes (it never touches what the loader wrote). */

@@ -3,12 +3,10 @@ import { applyDecorators } from '@nestjs/common';
 import {
   ApiBody,
   ApiConsumes,
-  ApiExtraModels,
   ApiHeader,
   ApiQuery,
   ApiResponse,
   ApiSecurity,
-  getSchemaPath,
   type HeadersObject,
   type ReferenceObject,
   type SchemaObject,
@@ -212,5 +210,3 @@ export function ApiQueryParameters(declaration: QueryDeclaration<any, boolean>) 
     ApiRepresentationQueries(options),
   );
 }
-
-export { ApiExtraModels, getSchemaPath };
