@@ -24,9 +24,6 @@ const CROSS_FEATURE = {
   twins: [
     // `include=organization` adds each listed twin's organization, in that feature's resource form.
     '^src/organizations/organization[.]resource[.]ts$',
-    // The twins repository writes the twins an import of places makes: its batch's rows are the places
-    // feature's mapped features (PlaceTwinRow, IMPORTED_COLUMNS).
-    '^src/places/place-mapping[.]ts$',
   ],
   quests: [
     // `include=twin` (and a task's `place`) adds twins in the twins feature's list form.
@@ -66,8 +63,10 @@ const CROSS_FEATURE = {
     '^src/twins/twin[.]openapi[.]ts$',
   ],
   places: [
-    // Imported places are twins, written by the twins repository (one writer of twins).
+    // Imported places are twins, written by the twins repository (one writer of twins), in the row
+    // form the twins feature declares for them (place-twin.ts).
     '^src/twins/twins[.]repository[.]ts$',
+    '^src/twins/place-twin[.]ts$',
   ],
   admin: [
     // The admin API provisions tenants: it writes organizations, accounts and twins through the

@@ -4,7 +4,8 @@ import { anyCause } from '../database/driver-errors.js';
 import { Sql } from '../database/sql.js';
 import { isUuid } from '../common/value-checks.js';
 import { FeatureCollectionScanner } from './feature-collection-scanner.js';
-import { mapFeature, PlaceTwinRow } from './place-mapping.js';
+import { mapFeature } from './place-mapping.js';
+import type { PlaceTwinRow } from '../twins/place-twin.js';
 import { PlacesRepository } from './places.repository.js';
 import { TwinsRepository } from '../twins/twins.repository.js';
 

@@ -10,7 +10,7 @@ import type { Fieldsets, SortDirective } from '../common/json-api/representation
 import { KEYSET_ROWS, keysetOrder, keysetPageSql, type KeysetKey, type KeysetRows } from '../database/keyset.js';
 import { rowShape, tableShape, withColumns, type RowOf } from '../database/row-shape.js';
 import { castOf, select, sqlTypeOf, twins, type ColumnOf, type GeoPoint } from '../database/schema/index.js';
-import { IMPORTED_COLUMNS, type PlaceTwinRow } from '../places/place-mapping.js';
+import { IMPORTED_COLUMNS, type PlaceTwinRow } from './place-twin.js';
 import { microsSql } from '../database/timestamps.js';
 import { recordChangesSql } from '../database/change-log.js';
 import { organizationJsonSql } from '../organizations/organization.resource.js';

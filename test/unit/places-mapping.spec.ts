@@ -1,5 +1,6 @@
 import { generatePlace } from '../../src/places/place-generator';
-import { mapFeature, PlaceTwinRow } from '../../src/places/place-mapping';
+import { mapFeature } from '../../src/places/place-mapping';
+import type { PlaceTwinRow } from '../../src/twins/place-twin';
 
 const options = { defaultProvider: 'geojson' };
 
