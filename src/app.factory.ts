@@ -12,9 +12,6 @@ import { createLogger, NestPinoLogger } from './common/logging/logger.js';
 import { requestIdFrom } from './common/http/request-id.js';
 import { observeRequests } from './common/http/request-observer.js';
 import { Metrics } from './common/metrics/metrics.js';
-import { Database } from './database/database.js';
-import { ReadReplicas } from './database/read-replicas.js';
-import { EventStreams } from './events/event-streams.js';
 import { IMAGE_CONTENT_TYPES } from './images/image-format.js';
 import { RouteTable } from './common/http/route-table.js';
 import { RateLimiter } from './common/auth/rate-limiter.js';
@@ -126,7 +123,6 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   });
   const metrics = app.get(Metrics);
   observeRequests(fastify, [metrics.observeRequest]);
-  registerServiceGauges(metrics, app);
   answerUnknownExpectations(fastify.server);
   endEventStreamsOnClose(fastify);
   fastify.addHook('onSend', (request, reply, payload, done) => {
@@ -165,95 +161,6 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   await app.get(MetricsServer).start();
   if (config.webhooks.worker) await app.get(WebhookWorker).start();
   return app;
-}
-
-/**
- * Gauges read when Prometheus scrapes (collect callbacks): nothing is counted on the request path.
- * Wired here, where the application is assembled, since they read parts of several modules.
- */
-function registerServiceGauges(metrics: Metrics, app: NestFastifyApplication): void {
-  const database = app.get(Database);
-  metrics.gauge({
-    name: 'db_pool_connections',
-    help: 'Connections of the PostgreSQL pool (pg under TypeORM): state="total" open, state="idle" open and unused.',
-    labelNames: ['state'],
-    collect() {
-      const { total, idle } = database.poolStats();
-      this.set({ state: 'total' }, total);
-      this.set({ state: 'idle' }, idle);
-    },
-  });
-  metrics.gauge({
-    name: 'db_pool_waiting_requests',
-    help: 'Queries waiting for a pool connection (all in use): above 0 for long, the pool is too small or the database too slow.',
-    collect() {
-      this.set(database.poolStats().waiting);
-    },
-  });
-  if (database.replicas) registerReplicaGauges(metrics, database.replicas);
-  const streams = app.get(EventStreams);
-  metrics.gauge({
-    name: 'event_streams_open',
-    help: 'Open GET /events/stream connections on this instance.',
-    collect() {
-      this.set(streams.size);
-    },
-  });
-}
-
-/**
- * The read replicas (DATABASE_REPLICA_URLS), labelled by their place in that list ("1", "2", …: never
- * the URL, which may hold a password): their pools, whether each is in use, and how many reads each
- * took and how many of those the primary answered instead.
- */
-function registerReplicaGauges(metrics: Metrics, replicas: ReadReplicas): void {
-  const label = (index: number) => ({ replica: String(index + 1) });
-  metrics.gauge({
-    name: 'db_replica_pool_connections',
-    help: 'Connections of each read replica\'s pool: state="total" open, state="idle" open and unused.',
-    labelNames: ['replica', 'state'],
-    collect() {
-      replicas.poolStats().forEach(({ total, idle }, index) => {
-        this.set({ ...label(index), state: 'total' }, total);
-        this.set({ ...label(index), state: 'idle' }, idle);
-      });
-    },
-  });
-  metrics.gauge({
-    name: 'db_replica_pool_waiting_requests',
-    help: 'Reads waiting for a connection of each read replica\'s pool.',
-    labelNames: ['replica'],
-    collect() {
-      replicas.poolStats().forEach(({ waiting }, index) => this.set(label(index), waiting));
-    },
-  });
-  metrics.gauge({
-    name: 'db_replica_up',
-    help: '1 while a read replica takes reads, 0 while it is left out after failing (reads go to the primary).',
-    labelNames: ['replica'],
-    collect() {
-      replicas.stats().forEach(({ down }, index) => this.set(label(index), down ? 0 : 1));
-    },
-  });
-  // Counters kept by ReadReplicas itself (no work on the read path for metrics): copied at scrape time.
-  metrics.counter({
-    name: 'db_replica_reads_total',
-    help: 'Reads sent to each read replica.',
-    labelNames: ['replica'],
-    collect() {
-      this.reset();
-      replicas.stats().forEach(({ queries }, index) => this.inc(label(index), queries));
-    },
-  });
-  metrics.counter({
-    name: 'db_replica_fallbacks_total',
-    help: 'Reads a read replica could not serve (down, starting, recovery conflict, timeout), answered by the primary instead.',
-    labelNames: ['replica'],
-    collect() {
-      this.reset();
-      replicas.stats().forEach(({ failures }, index) => this.inc(label(index), failures));
-    },
-  });
 }
 
 function methodNotAllowed(routes: RouteTable, request: FastifyRequest): ApiError | undefined {

@@ -1,4 +1,5 @@
-import { Module } from '@nestjs/common';
+import { Module, type OnModuleInit } from '@nestjs/common';
+import { Metrics } from '../common/metrics/metrics.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DatabaseNotifications } from '../database/notifications.js';
 import { EventBus, MemoryEventBus, PostgresEventBus } from './event-bus.js';
@@ -27,4 +28,20 @@ import { IdempotencyModule } from '../common/idempotency/idempotency.module.js';
   ],
   exports: [EventsService],
 })
-export class EventsModule {}
+export class EventsModule implements OnModuleInit {
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly streams: EventStreams,
+  ) {}
+
+  onModuleInit(): void {
+    const streams = this.streams;
+    this.metrics.gauge({
+      name: 'event_streams_open',
+      help: 'Open GET /events/stream connections on this instance.',
+      collect() {
+        this.set(streams.size);
+      },
+    });
+  }
+}
