@@ -63,7 +63,7 @@ export class OperationsService {
         continue;
       }
       const resource = await this.atIndex(index, () => this.applyOne(tenant, operation, index));
-      results.push(resource === null ? '{}' : JSON.stringify({ data: resource }));
+      results.push(resource === null ? '{}' : resource instanceof JsonText ? `{"data":${resource.text}}` : JSON.stringify({ data: resource }));
       index++;
     }
     return new JsonText(`{"atomic:results":[${results.join(',')}]}`);
@@ -78,7 +78,7 @@ export class OperationsService {
   }
 
   /** The resource the operation left, or null (a removal). */
-  private async applyOne(tenant: Tenant, operation: Operation, index: number): Promise<ResourceObject | null> {
+  private async applyOne(tenant: Tenant, operation: Operation, index: number): Promise<ResourceObject | JsonText | null> {
     switch (operation.type) {
       case 'events': {
         const twinTenant = this.actingTwin(tenant);
@@ -90,7 +90,7 @@ export class OperationsService {
         throw new Error(`event adds run in bulk (operation ${index})`);
       }
       case 'twins':
-        if (operation.op === 'add') return (await this.twins.create(tenant, operation.document)).value;
+        if (operation.op === 'add') return (await this.twins.create(tenant, operation.document)).answer.value;
         return (await this.twins.update(tenant, operation.id, operation.document)).value;
     }
   }

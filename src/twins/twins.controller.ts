@@ -106,9 +106,9 @@ export class TwinsController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    const twin = await this.twins.create(tenant, document);
-    reply.header('location', absoluteUrl(request, `/twins/${twin.value.id}/`, this.config.publicUrl));
-    return twin;
+    const { id, answer } = await this.twins.create(tenant, document);
+    reply.header('location', absoluteUrl(request, `/twins/${id}/`, this.config.publicUrl));
+    return answer;
   }
 
   @Patch('my/twins/:id')

@@ -8,7 +8,7 @@ import type { CountedJson, PageRequest } from '../common/json-api/pagination.js'
 import type { CursorRequest } from '../common/json-api/cursor.js';
 import type { Fieldsets, SortDirective } from '../common/json-api/representation.js';
 import { KEYSET_ROWS, keysetOrder, keysetPageSql, type KeysetKey, type KeysetRows } from '../database/keyset.js';
-import { rowShape, tableShape, withColumns, type RowOf } from '../database/row-shape.js';
+import { rowShape, tableShape, type RowOf } from '../database/row-shape.js';
 import { castOf, select, sqlTypeOf, twins, type ColumnOf, type GeoPoint } from '../database/schema/index.js';
 import { IMPORTED_COLUMNS, type PlaceTwinRow } from './place-twin.js';
 import { microsSql } from '../database/timestamps.js';
@@ -65,11 +65,7 @@ export interface TwinDocument {
  */
 const versionSql = (t: string) => `${microsSql(`${t}.modified`)} || '.' || ${t}.tasks_supplied`;
 
-/** A twin row with its version (writes answer with it as their ETag). */
-export type VersionedTwin = TwinRow & { version: string };
-
 const TWIN = tableShape(twins);
-const VERSIONED = withColumns(TWIN, { version: 'text' });
 const ID = tableShape(twins, ['id']);
 const VERSION = rowShape({ version: 'text' });
 /** One twin's document as PostgreSQL wrote it (visibleJsonSql). */
@@ -77,7 +73,11 @@ const DOCUMENT = rowShape({ data: 'text', included: 'text?', version: 'text' });
 /** A counted page's rows (countedPageSql): the count on each, the parts, `included` on a row of its own. */
 const COUNTED_PARTS = rowShape({ count: 'bigint', part: 'text?', g: 'integer?', included: 'text?' });
 
-/** The change-log CTE `c` of a write to the twin rows of CTE `t`: the twin's detail form as committed (webhooks send it). */
+/** What a write of a twin answers: the detail form PostgreSQL built for the change log, and the version. */
+export type WrittenTwin = { id: string; document: string; version: string };
+const WRITTEN = rowShape({ id: 'uuid', document: 'text', version: 'text' });
+
+/** The change-log CTE `c` of a write to the twin rows of CTE `t`: the twin's detail form as committed (webhooks send it, the write answers it). */
 const twinChangeSql = (kind: 'twin.created' | 'twin.updated') =>
   recordChangesSql({ kind, from: 't', organization: 't.organization_id', twin: 't.id', subject: 't.id', resource: `${twinJsonSql('detail', 't')}::text` });
 
@@ -604,7 +604,7 @@ export class TwinsRepository {
   }
 
   /** A new twin of the caller's organization, owned by the calling account, under `id` when the client chose one; undefined when that id is taken. */
-  async create(tenant: Tenant, changes: TwinChanges, id?: string): Promise<VersionedTwin | undefined> {
+  async create(tenant: Tenant, changes: TwinChanges, id?: string): Promise<WrittenTwin | undefined> {
     const p = new SqlParams();
     const columns = ['organization_id', 'owner_account_id'];
     const values = [p.add(tenant.organization.id, '::uuid'), p.add(tenant.account.id, '::uuid')];
@@ -617,12 +617,12 @@ export class TwinsRepository {
       values.push(value);
     }
     return this.sql.first(
-      VERSIONED,
+      WRITTEN,
       `WITH t AS (
          INSERT INTO twins (${columns.join(', ')}) VALUES (${values.join(', ')})
          ON CONFLICT (id) DO NOTHING RETURNING *
        ), c AS (${twinChangeSql('twin.created')})
-       SELECT ${COLUMNS}, ${versionSql('t')} AS version FROM t`,
+       SELECT t.id, c.resource AS document, ${versionSql('t')} AS version FROM t JOIN c ON c.subject_id = t.id`,
       p.values,
     );
   }
@@ -633,7 +633,7 @@ export class TwinsRepository {
    * given and the twin's version is not among them (If-Match: checked in the UPDATE itself, so no
    * concurrent change slips between the check and the write).
    */
-  async update(tenant: Tenant, id: string, changes: TwinChanges, versions?: string[]): Promise<VersionedTwin | undefined> {
+  async update(tenant: Tenant, id: string, changes: TwinChanges, versions?: string[]): Promise<WrittenTwin | undefined> {
     const p = new SqlParams();
     const organization = p.add(tenant.organization.id, '::uuid');
     const twin = p.add(id, '::uuid');
@@ -641,12 +641,12 @@ export class TwinsRepository {
     sets.push('modified = now()');
     const precondition = versions ? ` AND ${versionSql('t')} = ANY (${p.add(versions, '::text[]')})` : '';
     return this.sql.first(
-      VERSIONED,
+      WRITTEN,
       `WITH t AS (
          UPDATE twins AS t SET ${sets.join(', ')} WHERE t.id = ${twin} AND t.organization_id = ${organization}${precondition}
          RETURNING t.*
        ), c AS (${twinChangeSql('twin.updated')})
-       SELECT ${COLUMNS}, ${versionSql('t')} AS version FROM t`,
+       SELECT t.id, c.resource AS document, ${versionSql('t')} AS version FROM t JOIN c ON c.subject_id = t.id`,
       p.values,
     );
   }

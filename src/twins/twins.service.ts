@@ -7,12 +7,11 @@ import { cursorPageOfJson, cursorRequest, cursorScope, CursorCodec, type CursorP
 import { assertPageExists, isCursorPaging, Page, pageOfJson, pageRequest, type PageParams } from '../common/json-api/pagination.js';
 import { representationVariant, type Representation } from '../common/json-api/representation.js';
 import { assertIdMatchesPath, type ResourceDocument } from '../common/json-api/resource-body.js';
-import { JsonText, type ResourceObject, type Precondition } from '../common/json-api/resource.js';
+import { JsonText, type Precondition } from '../common/json-api/resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TwinAttributes } from './dto/twin-attributes.dto.js';
 import type { OwnTwinListQuery, TwinDetailQuery, TwinFilters, TwinListQuery } from './twin-filters.js';
 import { readLocation } from './twin-geo.js';
-import { twinDetailResource } from './twin.resource.js';
 import { connectionTwinId } from './twin-conditions.js';
 import { TwinsRepository, type TwinChanges, type TwinDocument, type TwinQuery } from './twins.repository.js';
 
@@ -115,28 +114,28 @@ export class TwinsService {
   }
 
   /** `POST /my/twins/`, under the client's id when the document names one (a taken id is a 409, whoever's twin it is). */
-  async create(tenant: Tenant, document: ResourceDocument<TwinAttributes>): Promise<Tagged<ResourceObject>> {
+  async create(tenant: Tenant, document: ResourceDocument<TwinAttributes>): Promise<{ id: string; answer: Tagged<JsonText> }> {
     // With the client's id known, a connection to itself is refused as on a change.
     const changes = await this.changes(tenant, document, document.id);
-    const row = await this.twins.create(tenant, changes, document.id);
-    if (!row) throw idExists('twin', document.id!);
-    return Tagged.ofVersion(twinDetailResource(row), row.version);
+    const written = await this.twins.create(tenant, changes, document.id);
+    if (!written) throw idExists('twin', document.id!);
+    return { id: written.id, answer: Tagged.ofVersion(new JsonText(written.document), written.version) };
   }
 
   /**
    * `PATCH /my/twins/<TWIN_ID>/`: twins of the caller's organization only; any other id is a 404. With
    * If-Match (`precondition`), a twin whose version is not named is a 412 and stays as it was.
    */
-  async update(tenant: Tenant, id: string, document: ResourceDocument<TwinAttributes>, precondition?: Precondition): Promise<Tagged<ResourceObject>> {
+  async update(tenant: Tenant, id: string, document: ResourceDocument<TwinAttributes>, precondition?: Precondition): Promise<Tagged<JsonText>> {
     assertIdMatchesPath(document.id, id);
     const changes = await this.changes(tenant, document, id);
     const versions = precondition && !precondition.any ? precondition.versions : undefined;
-    const row = await this.twins.update(tenant, id, changes, versions);
-    if (!row) {
+    const written = await this.twins.update(tenant, id, changes, versions);
+    if (!written) {
       if (versions && (await this.twins.ownExists(tenant, id))) throw preconditionFailed();
       throw notFound('No such twin in your organization.');
     }
-    return Tagged.ofVersion(twinDetailResource(row), row.version);
+    return Tagged.ofVersion(new JsonText(written.document), written.version);
   }
 
   /** Turns filters that name other things (the reference twin, the acting twin) into SQL inputs. */
