@@ -48,8 +48,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
   // PGlite writes PG_VERSION when it initialises a data directory: without it the database is new.
   const created = !location || !existsSync(`${location}/PG_VERSION`);
   const template = created && options.template !== false ? readTemplate() : undefined;
-  // Loaded here, not at the top: a service on PostgreSQL (production) never needs PGlite's ~1 MB of
-  // JavaScript, which would otherwise stay in its heap as source and code for the process's life.
+  // Loaded here, not at the top: a service on PostgreSQL (production) never needs PGlite's JavaScript, which would otherwise stay in its heap as source and code for the process's life.
   const [{ PGlite }, { postgis }, { PGLiteSocketServer }] = await Promise.all([
     import('@electric-sql/pglite'),
     import('@electric-sql/pglite-postgis'),

@@ -107,8 +107,8 @@ export function keysetPageSql(page: KeysetPage, p: SqlParams): string {
   const t = page.alias ?? 't';
   const reversed = page.direction === 'before';
   // The position too is hidden from the planner (unplannedValue): in sight, it made every custom plan
-  // cheaper than the generic one, so a page read from a position was planned on every execution (0 generic
-  // plans of 23 in psql, 0.8 ms a page), where the range scan from it is the same plan for any position.
+  // cheaper than the generic one, so a page read from a position was planned on every execution (no
+  // generic plan in pg_prepared_statements), where the range scan from it is the same plan for any position.
   const position = page.position?.map((value, index) => unplannedValue(p.add(value, page.keys[index].cast))) ?? null;
   const size = p.add(page.size, '::int');
   const reading = keysetOrder(page.keys, t, reversed);

@@ -45,8 +45,8 @@ export function statementName(text: string): string | undefined {
  *    further use) and the query fails with "Query read timeout".
  *    This replaces pg's own `query_timeout` option and promise form, which the service used before:
  *    with either of them every result's rows survived V8's young-generation collections and were
- *    promoted (measured on the first list page: 0.7 MB promoted per scavenge against 30 kB, scavenges
- *    10× longer, several times the raw baseline's GC time). Issuing the query in pg's callback form
+ *    promoted, and scavenges took several times the hand-written server's GC time (docs/PERFORMANCE.md).
+ *    Issuing the query in pg's callback form
  *    and keeping our own timer, as here, lets results die young.
  *
  * 2. `dataSource.query(sql, params)` outside a transaction goes straight to the pool. TypeORM runs

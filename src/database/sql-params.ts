@@ -25,7 +25,7 @@ export class SqlParams {
  * only if it is not dearer. Values it can see make the two differ: a generic plan assumes an unknown LIMIT
  * or OFFSET is a tenth of the rows (at 20M events a tenth of a timeline is more than a page), and a custom
  * plan that knows the twin counts its events a little differently; either way every execution was planned
- * again (0.2–0.8 ms, up to a quarter of a timeline page's throughput). Hidden from both, their costs match
+ * again, a large share of a cheap page's time. Hidden from both, their costs match
  * and the generic plan is kept. The value still serves as an index condition (an init plan's output).
  */
 export const unplannedValue = (placeholder: string): string => `(SELECT ${placeholder})`;

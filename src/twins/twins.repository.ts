@@ -132,8 +132,7 @@ const OWN_COUNT = `SELECT coalesce((SELECT c.total FROM twin_counts c WHERE c.or
 /**
  * A page's size ($2) and offset ($3), hidden from the planner (unplannedValue): with them in sight, the
  * million-twin database planned the list page on every execution (custom plans cost less than the generic
- * plan that assumes a tenth of the twins), 0.6–0.8 ms of planning a page, where 100,000 twins got the
- * generic plan.
+ * plan that assumes a tenth of the twins), where 100,000 twins got the generic plan.
  */
 const PAGE_SIZE = unplannedValue('$2::int');
 const PAGE_OFFSET = unplannedValue('$3::bigint');
@@ -172,9 +171,8 @@ interface PageForm {
 }
 
 /**
- * Twins a part of a JSON:API list page (json-parts.ts): 1–8 kB each (~7 kB on the bench's provider page,
- * ~0.8 kB on its list page), so a part is 8–64 kB. One a row cost a small page's Node time a row object
- * each; a provider's page took 1,533 µs of Node and 3,670 of PostgreSQL by eight (1,850 / 4,500 one a row).
+ * Twins a part of a JSON:API list page (json-parts.ts): a twin is one to a few kB, so a part stays within
+ * the socket's reads. One a row cost a small page's Node time a row object each.
  */
 const TWINS_PER_PART = 8;
 
@@ -191,9 +189,9 @@ const FEATURES: PageBrackets = { open: '{"type":"FeatureCollection","features":[
 
 /**
  * One statement for a whole page: `count`, and the items of the twins that `pageRows` selects into the
- * CTE `page`, in parts (json-parts.ts: a 330 kB page as one text cost a full garbage collection every
- * dozen pages), one row per part with its place `g` (countedJsonOf orders them: an ORDER BY here cost the
- * map listing ~20 % more PostgreSQL time per page); `count` is on every row, `included` on a row of its own. The page is only
+ * CTE `page`, in parts (json-parts.ts: a long page as one text cost a full garbage collection every
+ * dozen pages), one row per part with its place `g` (countedJsonOf orders them, more cheaply than an
+ * ORDER BY here); `count` is on every row, `included` on a row of its own. The page is only
  * read and built when it is within the count (past the end the caller answers 404, having paid for the
  * count alone). With `size`, a count that must be computed (`count(*)` of a filter) is skipped when the
  * page itself tells it: a page that holds some rows but fewer than `size` is the last one, so the count
@@ -265,8 +263,7 @@ const detailTexts = new SqlTexts();
 /**
  * The statements of the unfiltered lists' counted pages, one per list, order and document: their text
  * depends on nothing else. Built on every request, the text (several kB) was then hashed again as a new
- * string to name its prepared statement: 1.8–2.8 µs a page in a loop, 1–2 % of a page's Node time in
- * a CPU profile of the running service.
+ * string to name its prepared statement, which showed in a CPU profile of the running service.
  */
 const unfilteredPageTexts = new SqlTexts();
 
@@ -541,9 +538,8 @@ export class TwinsRepository {
       sql = countedPageSql({ count: 'SELECT count(*) AS count FROM f', offset, pageRows, form, with_: [candidates] });
     } else if (form.columns === WHOLE_ROW) {
       // This page is read twice (by the items and by the count of a page that tells its own), so
-      // PostgreSQL materializes it: whole rows copied for nothing cost a provider's 50-twin page ~18 % of
-      // its PostgreSQL time (8.7 against 7.1 ms, the statement alternated with this form of it). The CTE
-      // keeps the ids, and the items read the rows by id.
+      // PostgreSQL materializes it: whole rows copied for nothing were a large share of a provider's
+      // page's PostgreSQL time. The CTE keeps the ids, and the items read the rows by id.
       const pageRows = `SELECT t.id, t.organization_id, ${numbered} FROM twins t WHERE ${where} ORDER BY ${orderBy} ${limit}`;
       sql = countedPageSql({ count: this.countSql(tenant, query, where), offset, size, pageRows, form, rows: PAGE_ROWS_BY_ID });
     } else {

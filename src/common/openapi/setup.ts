@@ -238,11 +238,10 @@ const ASSET_TYPES: Record<string, string> = {
 
 /**
  * Swagger UI at /docs and the OpenAPI document at /docs-json. What only the documentation uses is made
- * or read when it is first asked for, not at start: the document (~1 MB of objects that every major
- * collection would otherwise mark for the life of the process, for a page few instances ever serve)
- * and the UI's files (read from swagger-ui-dist per request; @nestjs/swagger would register
- * @fastify/static for them at start, and with it @fastify/send, mime, glob and picomatch: ~1.5 MB of
- * RSS at idle, docs/PERFORMANCE.md "Memory").
+ * or read when it is first asked for, not at start: the document (objects that every major collection
+ * would otherwise mark for the life of the process, for a page few instances ever serve) and the UI's
+ * files (read from swagger-ui-dist per request; @nestjs/swagger would register @fastify/static for them
+ * at start, and with it @fastify/send, mime, glob and picomatch: docs/PERFORMANCE.md, "Memory").
  */
 export function setupOpenApi(app: INestApplication): void {
   DocsModule.setupLazily(app, () => createOpenApiDocument(app));
