@@ -125,7 +125,7 @@ export class EventsController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
     const created = await this.events.create(tenant, document, readIdempotencyKey(idempotencyKey));
-    reply.status(201).header('location', absoluteUrl(request, `/events/${created.resource.id}`, this.config.publicUrl));
+    reply.status(201).header('location', absoluteUrl(request, `/events/${created.id}`, this.config.publicUrl));
     if (created.replayed) reply.header('idempotent-replayed', 'true');
     return created.resource;
   }

@@ -64,8 +64,11 @@ export type VersionedEvent = EventRow & { version: string };
 /** The change of a stored event: its position (the stream's message id) and its resource's JSON text. */
 export type StoredChange = Pick<ChangeRow, 'position' | 'subject_id' | 'name' | 'category' | 'resource'>;
 
-/** A written event and the position of its change in the change log (the stream's message id). */
-export type ChangedEvent = VersionedEvent & { position: string };
+/**
+ * A written event, the position of its change in the change log (the stream's message id), and the
+ * resource's JSON text as the change log recorded it (what the write answers).
+ */
+export type ChangedEvent = VersionedEvent & { position: string; document: string };
 
 const EVENT = tableShape(events, EVENT_COLUMNS);
 const VERSIONED: RowShape<VersionedEvent> = withColumns(EVENT, { version: 'text' });
@@ -79,7 +82,7 @@ const DELETED_COUNT = rowShape({ deleted: 'integer' });
  * (notifySelect); the two texts differ, so each is checked with its own shape.
  */
 const announcing = <R>(shape: RowShape<R>) => ({ quiet: shape, notifying: withColumns(shape, { notified: typed<unknown>() }) });
-const CHANGED_EVENT = announcing<ChangedEvent>(withColumns(VERSIONED, { position: 'text' }));
+const CHANGED_EVENT = announcing<ChangedEvent>(withColumns(VERSIONED, { position: 'text', document: 'text' }));
 const STORED_CHANGE = announcing<StoredChange>(pickColumns(CHANGE_ROW, ['subject_id', 'position', 'name', 'category', 'resource']));
 /** An event's change carries its name and category (null only for other kinds). */
 const DELETED_EVENT = announcing<DeletedEvent>(rowShape({ name: 'varchar', category: 'varchar', position: 'text', resource: 'text' }));
@@ -133,7 +136,7 @@ export class EventsRepository {
          ON CONFLICT (id) DO NOTHING
          RETURNING *
        ), c AS (${eventChangeSql('event.created')})
-       SELECT ${COLUMNS}, ${VERSION} AS version, c.position::text AS position${notifySelect(channel)} FROM e JOIN c ON c.subject_id = e.id`,
+       SELECT ${COLUMNS}, ${VERSION} AS version, c.position::text AS position, c.resource AS document${notifySelect(channel)} FROM e JOIN c ON c.subject_id = e.id`,
       [event.id, tenant.organization.id, tenant.twin.id, event.name, event.category, JSON.stringify(event.data), event.occurred],
     );
   }
@@ -207,7 +210,7 @@ export class EventsRepository {
             AND ($8::text[] IS NULL OR ${microsSql('modified')} = ANY ($8::text[]))
          RETURNING *
        ), c AS (${eventChangeSql('event.updated')})
-       SELECT ${COLUMNS}, ${VERSION} AS version, c.position::text AS position${notifySelect(channel)} FROM e JOIN c ON c.subject_id = e.id`,
+       SELECT ${COLUMNS}, ${VERSION} AS version, c.position::text AS position, c.resource AS document${notifySelect(channel)} FROM e JOIN c ON c.subject_id = e.id`,
       [
         id,
         tenant.twin.id,

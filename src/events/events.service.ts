@@ -23,7 +23,9 @@ import { uuidv7 } from './uuidv7.js';
 
 
 export interface CreatedEvent {
-  resource: ResourceObject;
+  id: string;
+  /** The resource as the change log recorded it, or (a replay) as the idempotency key kept it. */
+  resource: JsonText | ResourceObject;
   /** True when an earlier request with the same Idempotency-Key already created it. */
   replayed: boolean;
 }
@@ -54,17 +56,17 @@ export class EventsService {
     const event = { id: document.id ?? uuidv7(), name, category, data, occurred };
     if (idempotencyKey === undefined) {
       const row = await this.insert(tenant, event);
-      const resource = eventResource(row);
-      this.announce('created', tenant, row, resource);
-      return { resource, replayed: false };
+      this.announce('created', tenant, row);
+      return { id: row.id, resource: new JsonText(row.document), replayed: false };
     }
-    const outcome = await this.idempotencyKeys.run(tenant, idempotencyKey, requestHash({ ...event, id: document.id }), async () => {
+    const outcome = await this.idempotencyKeys.run<JsonText | ResourceObject>(tenant, idempotencyKey, requestHash({ ...event, id: document.id }), async () => {
       const row = await this.insert(tenant, event);
-      const resource = eventResource(row);
-      this.announce('created', tenant, row, resource);
-      return { body: resource, eventId: resource.id };
+      this.announce('created', tenant, row);
+      return { body: new JsonText(row.document), eventId: row.id };
     });
-    return { resource: outcome.body, replayed: outcome.replayed };
+    // A replay's body is the stored document, parsed: its id is the event's.
+    const id = outcome.body instanceof JsonText ? event.id : (outcome.body as ResourceObject).id;
+    return { id, resource: outcome.body, replayed: outcome.replayed };
   }
 
   /**
@@ -87,10 +89,10 @@ export class EventsService {
   }
 
   /** Hands a change to the bus once it committed (the bus delivers it itself, or lets PostgreSQL's NOTIFY do it). */
-  private announce(op: EventChange['op'], tenant: TwinTenant, row: ChangedEvent, resource: ResourceObject): void {
-    // PostgreSQL announces it itself (the statement's NOTIFY): nothing to serialise for that bus.
+  private announce(op: EventChange['op'], tenant: TwinTenant, row: ChangedEvent): void {
+    // PostgreSQL announces it itself (the statement's NOTIFY): nothing for that bus.
     if (this.bus.channel !== null) return;
-    this.announceChange(tenant, { position: row.position, op, id: row.id, name: row.name, category: row.category, data: JSON.stringify(resource) });
+    this.announceChange(tenant, { position: row.position, op, id: row.id, name: row.name, category: row.category, data: row.document });
   }
 
   /** A change whose JSON text is already at hand (a batch's, a deletion's), to the in-process bus after commit. */
@@ -138,7 +140,7 @@ export class EventsService {
    * Otherwise (or when there is no such event) it is tried again in a transaction that measures the
    * merge exactly and rolls back with a 400 when it is over the limit.
    */
-  async update(tenant: TwinTenant, id: string, document: ResourceDocument<UpdateEventAttributes>, precondition?: Precondition): Promise<Tagged<ResourceObject>> {
+  async update(tenant: TwinTenant, id: string, document: ResourceDocument<UpdateEventAttributes>, precondition?: Precondition): Promise<Tagged<JsonText>> {
     assertIdMatchesPath(document.id, id);
     const { name, category, data, occurred } = document.attributes;
     const changes = { name, category, data, occurred };
@@ -146,9 +148,8 @@ export class EventsService {
     const row =
       (await this.events.update(tenant, id, changes, this.bus.channel, { maxDataTextBytes: MAX_EVENT_DATA_BYTES, versions })) ??
       (await this.updateMeasured(tenant, id, changes, versions));
-    const resource = eventResource(row);
-    this.announce('updated', tenant, row, resource);
-    return Tagged.ofVersion(resource, row.version);
+    this.announce('updated', tenant, row);
+    return Tagged.ofVersion(new JsonText(row.document), row.version);
   }
 
   /**

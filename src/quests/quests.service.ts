@@ -144,11 +144,12 @@ export class QuestsService {
       if (changes.summaryImageId) await this.assertOwnImage(tenant, changes.summaryImageId);
       await this.quests.update(tenant, id, changes);
       const updated = (await this.quests.findMine(tenant, id))!;
-      // Made public: the quest enters the discovery feed (webhook `quest.published`).
-      if (changes.public === true && !quest.public) await this.recordChange('quest.published', tenant, questResource(updated, url));
-      return updated;
+      const resource = questResource(updated, url);
+      // Made public: the quest enters the discovery feed (webhook `quest.published`), recorded as answered.
+      if (changes.public === true && !quest.public) await this.recordChange('quest.published', tenant, resource);
+      return { resource, version: updated.version! };
     });
-    return Tagged.ofVersion(questResource(row, url), row.version!);
+    return Tagged.ofVersion(row.resource, row.version);
   }
 
   /** Attribute names whose change a started quest refuses, among those this PATCH really changes. */

@@ -2,6 +2,7 @@ import type { TwinTenant } from '../../src/common/auth/tenant';
 import { ApiError } from '../../src/common/json-api/api-error';
 import type { ResourceDocument } from '../../src/common/json-api/resource-body';
 import type { UpdateEventAttributes } from '../../src/events/dto/event.dto';
+import { JsonText } from '../../src/common/json-api/resource';
 import { EventStreams, readLastEventId, REPLAY_BATCH, type StreamMessage } from '../../src/events/event-streams';
 import { EventsService } from '../../src/events/events.service';
 import { ChangeLog } from '../../src/database/change-log';
@@ -82,16 +83,16 @@ describe('EventsService.stream: the timeline as an async iterator', () => {
     const messages = await stream();
     expect(await nextMessage(messages)).toEqual({ type: 'opened', twinId: tenant.twin.id, retryMs: 2000 });
     const created = await create('walk', { steps: 1 });
-    const updated = (await events.update(tenant, created.resource.id, updateDocument(created.resource.id, { steps: 2 }))).value;
-    await events.delete(tenant, created.resource.id, undefined);
+    const updated = (await events.update(tenant, created.id, updateDocument(created.id, { steps: 2 }))).value;
+    await events.delete(tenant, created.id, undefined);
     const [first, second, third] = await changes(messages, 3);
     const position = expect.stringMatching(/^[1-9][0-9]*$/);
-    expect(first).toEqual({ type: 'change', op: 'created', position, id: created.resource.id, data: expect.any(String), name: 'walk', category: 'iterator' });
-    expect(JSON.parse(first.data)).toEqual(created.resource);
+    expect(first).toEqual({ type: 'change', op: 'created', position, id: created.id, data: expect.any(String), name: 'walk', category: 'iterator' });
+    expect(JSON.parse(first.data)).toEqual(JSON.parse((created.resource as JsonText).text));
     expect(second.op).toBe('updated');
-    expect(JSON.parse(second.data)).toEqual(updated);
-    expect(third).toEqual({ type: 'change', op: 'deleted', position, id: created.resource.id, data: expect.any(String), name: 'walk', category: 'iterator' });
-    expect(JSON.parse(third.data)).toEqual({ type: 'events', id: created.resource.id });
+    expect(JSON.parse(second.data)).toEqual(JSON.parse(updated.text));
+    expect(third).toEqual({ type: 'change', op: 'deleted', position, id: created.id, data: expect.any(String), name: 'walk', category: 'iterator' });
+    expect(JSON.parse(third.data)).toEqual({ type: 'events', id: created.id });
     expect(BigInt(first.position) < BigInt(second.position) && BigInt(second.position) < BigInt(third.position)).toBe(true);
   });
 
@@ -103,7 +104,7 @@ describe('EventsService.stream: the timeline as an async iterator', () => {
     await create('theirs', {}, sibling);
     const mine = await create('mine');
     const [message] = await changes(messages, 1);
-    expect(message.id).toBe(mine.resource.id);
+    expect(message.id).toBe(mine.id);
   });
 
   it('Last-Event-ID (a position) replays every change since, in commit order, across replay batches, then goes live', async () => {
@@ -115,15 +116,15 @@ describe('EventsService.stream: the timeline as an async iterator', () => {
     await live.return?.();
     // While the client is away: creations (more than one replay batch), an update, a deletion.
     const created = [];
-    for (let i = 0; i < REPLAY_BATCH + 1; i++) created.push((await create(`away ${i}`, {}, own)).resource.id);
-    await events.update(own, first.resource.id, updateDocument(first.resource.id, { seen: true }));
+    for (let i = 0; i < REPLAY_BATCH + 1; i++) created.push((await create(`away ${i}`, {}, own)).id);
+    await events.update(own, first.id, updateDocument(first.id, { seen: true }));
     await events.delete(own, created[0], undefined);
     const messages = await stream(seen.position, own);
     expect((await nextMessage(messages))?.type).toBe('opened');
     const replayed = await changes(messages, created.length + 2);
     expect(replayed.map((message) => `${message.op} ${message.id}`)).toEqual([
       ...created.map((id) => `created ${id}`),
-      `updated ${first.resource.id}`,
+      `updated ${first.id}`,
       `deleted ${created[0]}`,
     ]);
     expect(JSON.parse(replayed[created.length].data).attributes.data).toEqual({ seen: true });
@@ -131,24 +132,24 @@ describe('EventsService.stream: the timeline as an async iterator', () => {
     expect(positions.every((position, i) => i === 0 || position > positions[i - 1])).toBe(true);
     const next = await create('live', {}, own);
     const [after] = await changes(messages, 1);
-    expect(after.id).toBe(next.resource.id);
+    expect(after.id).toBe(next.id);
   });
 
   it('an event id as Last-Event-ID (kept from before positions) resumes after its creation', async () => {
     const own = twinTenant(await app.tenant({ organization: 'Event id org', twin: 'Kept' }));
     const kept = await create('kept', {}, own);
     const later = await create('later', {}, own);
-    await events.update(own, kept.resource.id, updateDocument(kept.resource.id, { more: 1 }));
-    const resumed = await stream(kept.resource.id.toUpperCase(), own);
+    await events.update(own, kept.id, updateDocument(kept.id, { more: 1 }));
+    const resumed = await stream(kept.id.toUpperCase(), own);
     await nextMessage(resumed);
-    expect((await changes(resumed, 2)).map((message) => `${message.op} ${message.id}`)).toEqual([`created ${later.resource.id}`, `updated ${kept.resource.id}`]);
+    expect((await changes(resumed, 2)).map((message) => `${message.op} ${message.id}`)).toEqual([`created ${later.id}`, `updated ${kept.id}`]);
   });
 
   it('a position past the retention, or one the log never gave, opens with a reset and then goes live', async () => {
     const own = twinTenant(await app.tenant({ organization: 'Reset org', twin: 'Reset' }));
     const old = await create('old', {}, own);
     await create('also old', {}, own);
-    const [{ position }] = await app.dataSource.query(`SELECT position::text AS position FROM changes WHERE subject_id = $1`, [old.resource.id]);
+    const [{ position }] = await app.dataSource.query(`SELECT position::text AS position FROM changes WHERE subject_id = $1`, [old.id]);
     // Two days ago, then pruned as the retention (24 h) says.
     await app.dataSource.query(`UPDATE changes SET changed = now() - interval '2 days' WHERE twin_id = $1`, [own.twin.id]);
     expect(await app.app.get(ChangeLog).prune()).toBeGreaterThanOrEqual(2);
@@ -159,7 +160,7 @@ describe('EventsService.stream: the timeline as an async iterator', () => {
       expect(reset).toEqual({ type: 'reset', position: expect.stringMatching(/^[0-9]+$/) });
       const fresh = await create('fresh', {}, own);
       const [next] = await changes(messages, 1);
-      expect(next.id).toBe(fresh.resource.id);
+      expect(next.id).toBe(fresh.id);
       expect(BigInt(next.position) > BigInt((reset as { position: string }).position)).toBe(true);
       await messages.return?.();
     }
@@ -176,27 +177,27 @@ describe('EventsService.stream: the timeline as an async iterator', () => {
     const run = await add('run', 'sport');
     const walk = await add('walk', 'leisure');
     const sportyWalk = await add('walk', 'sport');
-    await events.update(own, run.resource.id, updateDocument(run.resource.id, { km: 5 }));
-    await events.update(own, walk.resource.id, updateDocument(walk.resource.id, { km: 2 }));
-    await events.delete(own, run.resource.id, undefined);
-    await events.delete(own, walk.resource.id, undefined);
+    await events.update(own, run.id, updateDocument(run.id, { km: 5 }));
+    await events.update(own, walk.id, updateDocument(walk.id, { km: 2 }));
+    await events.delete(own, run.id, undefined);
+    await events.delete(own, walk.id, undefined);
     const seen = (messages: Awaited<ReturnType<typeof changes>>) => messages.map((message) => `${message.op} ${message.id}`);
     expect(seen(await changes(walks, 4))).toEqual([
-      `created ${walk.resource.id}`,
-      `created ${sportyWalk.resource.id}`,
-      `updated ${walk.resource.id}`,
-      `deleted ${walk.resource.id}`,
+      `created ${walk.id}`,
+      `created ${sportyWalk.id}`,
+      `updated ${walk.id}`,
+      `deleted ${walk.id}`,
     ]);
-    expect(seen(await changes(sport, 1))).toEqual([`created ${sportyWalk.resource.id}`]);
+    expect(seen(await changes(sport, 1))).toEqual([`created ${sportyWalk.id}`]);
     // Nothing else was waiting: the next thing either stream yields is a heartbeat or nothing.
     const more = await Promise.race([changes(sport, 1).then(() => 'more', () => 'none'), new Promise((resolve) => setTimeout(() => resolve('none'), 300))]);
     expect(more).toBe('none');
 
     // The replay filters too: after the run's creation, the sport changes were the sporty walk's creation
     // and the run's update and deletion.
-    const replayed = await stream(run.resource.id, own, { filter: { category: 'sport' } });
+    const replayed = await stream(run.id, own, { filter: { category: 'sport' } });
     await nextMessage(replayed);
-    expect(seen(await changes(replayed, 3))).toEqual([`created ${sportyWalk.resource.id}`, `updated ${run.resource.id}`, `deleted ${run.resource.id}`]);
+    expect(seen(await changes(replayed, 3))).toEqual([`created ${sportyWalk.id}`, `updated ${run.id}`, `deleted ${run.id}`]);
   });
 
   it('a malformed Last-Event-ID or an unknown parameter is refused before any stream exists', async () => {
