@@ -1,8 +1,8 @@
 // A preload that records, per request, when its socket was accepted, when its request was parsed and when
 // its answer finished, plus garbage-collection pauses and event-loop stalls, through Node's diagnostics
 // channels and perf_hooks (nothing patched). For telling on which side of the socket a slow request
-// spent its time, beside a client's own timings of the same run (docs/PERFORMANCE.md, "the session of
-// the parted pages").
+// spent its time, beside a client's own timings of the same run (docs/PERFORMANCE.md, "Running the
+// benchmarks").
 //
 //   PROFILE_NODE_OPTIONS="--import ./bench/request-trace.mjs" TRACE_FILE=/tmp/service-trace.log node bench/…
 //

@@ -29,7 +29,7 @@ const seconds = Number(option('duration', mode === 'quick' ? 3 : 10));
 const warmupSeconds = Number(option('warmup', mode === 'quick' ? 1 : 3));
 const connectionsList = option('connections', '8,50').split(',').map(Number);
 // Before the first row, every server runs every scenario this long: without it the run's first row measured
-// a service that had just started (docs/PERFORMANCE.md, "the session of the prewarmed run").
+// a service that had just started (docs/PERFORMANCE.md, "What is measured").
 const prewarmSeconds = Number(option('prewarm', mode === 'quick' ? 1 : 2));
 const only = option('only', undefined);
 const base = (process.env.PGURL_BASE ?? 'postgresql://postgres@127.0.0.1:5432').replace(/\/$/, '');
