@@ -516,19 +516,24 @@ describe('foundation: tenancy, admin API and the JSON:API wire', () => {
   });
 
   describe('busy pool', () => {
+    /** Both connections of a pool of two held for 1.5 s, then a request that queues behind them: its answer and wait. */
+    async function requestBehindBothConnections(busy: TestApp) {
+      const sql = busy.app.get(Sql);
+      const caller = await busy.tenant();
+      const holding = Promise.all([sql.query('SELECT pg_sleep(1.5)'), sql.query('SELECT pg_sleep(1.5)')]);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const started = Date.now();
+      const response = await busy.inject({ method: 'GET', url: '/organizations/', headers: caller.headers() });
+      const waited = Date.now() - started;
+      await holding;
+      return { response, waited, caller };
+    }
+
     // The embedded database has one connection, always waited for; the bound under test is the pool's.
     (embeddedDatabase() ? it.skip : it)('a request waits for a free connection past a second: answered, not refused as an unreachable database', async () => {
       const busy = await TestApp.start({ DATABASE_POOL_SIZE: '2', DATABASE_STATEMENT_TIMEOUT_MS: '5000' });
       try {
-        const sql = busy.app.get(Sql);
-        const caller = await busy.tenant();
-        // Both connections held for 1.5 s; the request queues behind them.
-        const holding = Promise.all([sql.query('SELECT pg_sleep(1.5)'), sql.query('SELECT pg_sleep(1.5)')]);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        const started = Date.now();
-        const response = await busy.inject({ method: 'GET', url: '/organizations/', headers: caller.headers() });
-        const waited = Date.now() - started;
-        await holding;
+        const { response, waited } = await requestBehindBothConnections(busy);
         expect({ status: response.statusCode, waitedPastASecond: waited > 1000 }).toEqual({ status: 200, waitedPastASecond: true });
       } finally {
         await busy.close();
@@ -538,14 +543,7 @@ describe('foundation: tenancy, admin API and the JSON:API wire', () => {
     (embeddedDatabase() ? it.skip : it)('a request that finds no free connection within DATABASE_POOL_WAIT_MS: 503 database_busy with Retry-After', async () => {
       const busy = await TestApp.start({ DATABASE_POOL_SIZE: '2', DATABASE_POOL_WAIT_MS: '300', DATABASE_STATEMENT_TIMEOUT_MS: '5000' });
       try {
-        const sql = busy.app.get(Sql);
-        const caller = await busy.tenant();
-        const holding = Promise.all([sql.query('SELECT pg_sleep(1.5)'), sql.query('SELECT pg_sleep(1.5)')]);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        const started = Date.now();
-        const response = await busy.inject({ method: 'GET', url: '/organizations/', headers: caller.headers() });
-        const waited = Date.now() - started;
-        await holding;
+        const { response, waited, caller } = await requestBehindBothConnections(busy);
         const error = expectError(response, 503);
         expect({ code: error.code, retryAfter: response.headers['retry-after'], waitedTheBound: waited >= 250 && waited < 1200 }).toEqual({
           code: 'database_busy',
