@@ -39,6 +39,14 @@ const cellClasses = (filters: TwinFilterValues): string =>
 const countedByGrid = (filters: TwinFilterValues): boolean =>
   Object.entries(filters).every(([key, value]) => value === undefined || key === 'actingTwinId' || CELL_FILTERS.has(key));
 
+/** twin_tile_cells' key without its shard (migration TileGridShards); `keyOf('c')` lists it as `c.organization_id, c.zoom, …`. */
+const CELL_KEY = ['organization_id', 'zoom', 'x', 'y', 'cell', 'public', 'supplier'];
+const keyOf = (alias: string) => CELL_KEY.map((column) => `${alias}.${column}`).join(', ');
+
+const LOCKED = rowShape({ locked: 'boolean' });
+/** Shard rows folded, the last shard they came from (null: none), and the keys of the cells emptied (JSON; null: none). */
+const FOLD = rowShape({ folded: 'integer', last: 'integer?', emptied: 'text?' });
+
 /** A tile as PostGIS encoded it, or its features as JSON text for encodeTwinsLayer; null when no twin is in it. */
 const TILE = rowShape({ tile: typed<Buffer | string | null>() });
 /** Web Mercator fractions (float8); null without a twin. */
@@ -48,7 +56,8 @@ const EXTENT = rowShape({ west: typed<number | null>(), north: typed<number>(), 
  * SQL of the vector tiles: one statement per tile, built by PostGIS (`ST_AsMVT`) and handed over as
  * bytes. A tile holds the twins of its bounds (by tile_fraction_x/y, so each twin is in one tile per
  * zoom) that the caller sees and the filters keep: as points while they number at most `maxFeatures`,
- * else as the 64 × 64 grid of their exact counts, each at its cell's centre of mass.
+ * else as the 64 × 64 grid of their exact counts, each at its cell's centre of mass. And the fold that
+ * keeps their grid compact (TileGridFold).
  */
 @Injectable()
 export class TilesRepository {
@@ -94,13 +103,14 @@ export class TilesRepository {
 
     let sql: string;
     if (tile.z <= CELL_ZOOMS && countedByGrid(filters)) {
-      // Counts from the grid the writes keep: its rows for this tile, the shared twins' and the caller's own.
+      // Counts from the grid the writes keep: its rows for this tile, the shared twins' and the caller's own,
+      // summed over shards (a cell's unfolded deltas may cancel its folded count: then it is empty).
       const zoom = p.add(tile.z, '::smallint');
       sql = `WITH cells AS MATERIALIZED (
                SELECT c.cell, sum(c.count)::bigint AS count, sum(c.sum_x) AS sum_x, sum(c.sum_y) AS sum_y
                  FROM twin_tile_cells c
                 WHERE c.organization_id IN (${SHARED_SCOPE}, ${organization}) AND c.zoom = ${zoom} AND c.x = ${x} AND c.y = ${y}${cellClasses(filters)}
-                GROUP BY c.cell),
+                GROUP BY c.cell HAVING sum(c.count) > 0),
              total AS (SELECT coalesce(sum(c.count), 0) AS n FROM cells c),
              matching AS MATERIALIZED (${inTile()})
              SELECT CASE WHEN (SELECT n FROM total) > ${max}
@@ -137,14 +147,68 @@ export class TilesRepository {
       const cells = 2 ** BOUNDS_ZOOM * CLUSTER_GRID;
       const column = `(c.x * ${CLUSTER_GRID} + c.cell % ${CLUSTER_GRID})`;
       const row = `(c.y * ${CLUSTER_GRID} + c.cell / ${CLUSTER_GRID})`;
+      // The cells holding a twin: summed over shards in key order (each class's sum is its count, never
+      // below 0, so a cell holds a twin when one of its classes does).
       sql = `SELECT min(${column})::float8 / ${cells} AS west, min(${row})::float8 / ${cells} AS north,
                     (max(${column}) + 1)::float8 / ${cells} AS east, (max(${row}) + 1)::float8 / ${cells} AS south
-               FROM twin_tile_cells c WHERE c.organization_id IN (${SHARED_SCOPE}, ${organization}) AND c.zoom = ${BOUNDS_ZOOM}${cellClasses(filters)}`;
+               FROM (SELECT c.x, c.y, c.cell FROM twin_tile_cells c
+                      WHERE c.organization_id IN (${SHARED_SCOPE}, ${organization}) AND c.zoom = ${BOUNDS_ZOOM}${cellClasses(filters)}
+                      GROUP BY c.organization_id, c.x, c.y, c.cell, c.public, c.supplier HAVING sum(c.count) > 0) c`;
     } else {
       const conditions = ['t.location IS NOT NULL', 'f.fy >= 0', 'f.fy < 1', visibleTwinSql('t', organization), ...twinFilterConditions(p, tenant, filters)].join(' AND ');
       sql = `SELECT min(f.fx) AS west, min(f.fy) AS north, max(f.fx) AS east, max(f.fy) AS south FROM twins t, ${FRACTIONS} WHERE ${conditions}`;
     }
     const extent = await this.sql.replicaOne(EXTENT, sql, p.values);
     return extent.west == null ? undefined : [extent.west, extent.north, extent.east, extent.south];
+  }
+
+  /**
+   * Takes the grid's fold lock for the caller's transaction (migration TileGridShards: one fold at a
+   * time, and none across a TRUNCATE); false when another instance holds it.
+   */
+  async takeFoldLock(): Promise<boolean> {
+    return this.sql.value(LOCKED, `SELECT pg_try_advisory_xact_lock(twin_tile_cells_fold_key()) AS locked`);
+  }
+
+  /**
+   * Folds up to `batch` rows of the writers' shards, from shard `from` on in shard order (a pass over
+   * the shards takes one writer's rows after the other's), into shard 0, in the caller's transaction,
+   * under the fold lock; the number of rows folded and the last shard reached. Rows a running writer
+   * holds are left for a later batch (SKIP LOCKED): the fold never waits for a writer. A snapshot sees
+   * each delta once (its shard's row is deleted by the transaction that adds it to shard 0), so tiles
+   * stay exact. Then the cells whose folded count came to 0 go (only the fold writes shard 0, and the
+   * lock keeps folds apart).
+   *
+   * The rows are deleted by the place the lock found them at: locked, they cannot move; a version
+   * newer than the statement's snapshot is not deleted, and waits for the next pass. The batch is a
+   * literal: a LIMIT the planner knows.
+   */
+  async foldShards(batch: number, from: number): Promise<{ folded: number; last: number }> {
+    const { folded, last, emptied } = await this.sql.one(
+      FOLD,
+      `WITH taken AS (
+         DELETE FROM twin_tile_cells c
+          WHERE c.ctid = ANY (ARRAY(SELECT u.ctid FROM twin_tile_cells u WHERE u.shard <> 0 AND u.shard >= $1::int ORDER BY u.shard LIMIT ${Math.trunc(batch)} FOR UPDATE SKIP LOCKED))
+            AND c.shard <> 0
+         RETURNING ${keyOf('c')}, c.shard, c.count, c.sum_x, c.sum_y),
+       added AS (
+         INSERT INTO twin_tile_cells AS f (${CELL_KEY.join(', ')}, shard, count, sum_x, sum_y)
+         SELECT ${keyOf('t')}, 0, sum(t.count), sum(t.sum_x), sum(t.sum_y) FROM taken t GROUP BY ${keyOf('t')} ORDER BY ${keyOf('t')}
+         ON CONFLICT (${CELL_KEY.join(', ')}, shard) DO UPDATE
+           SET count = f.count + EXCLUDED.count, sum_x = f.sum_x + EXCLUDED.sum_x, sum_y = f.sum_y + EXCLUDED.sum_y
+         RETURNING ${keyOf('f')}, f.count)
+       SELECT (SELECT count(*)::int FROM taken) AS folded, (SELECT max(shard) FROM taken) AS last,
+              (SELECT json_agg(e)::text FROM (SELECT ${keyOf('a')} FROM added a WHERE a.count = 0) e) AS emptied`,
+      [from],
+    );
+    if (emptied !== null) {
+      await this.sql.run(
+        `DELETE FROM twin_tile_cells c
+          USING json_to_recordset($1::json) AS e(organization_id uuid, zoom smallint, x integer, y integer, cell smallint, public boolean, supplier boolean)
+          WHERE (${keyOf('c')}, c.shard) = (${keyOf('e')}, 0) AND c.count = 0`,
+        [emptied],
+      );
+    }
+    return { folded, last: last ?? from };
   }
 }

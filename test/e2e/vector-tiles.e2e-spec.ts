@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { gunzipSync } from 'node:zlib';
-import { document, expectError, JSON_API, TestApp, TestTenant } from '../support/test-app';
+import { TileGridFold } from '../../src/maps/tile-grid-fold';
+import { document, embeddedDatabase, expectError, JSON_API, TestApp, TestTenant } from '../support/test-app';
 import { decodeTwinsLayer, tileOf } from '../support/vector-tiles';
 
 const MVT = 'application/vnd.mapbox-vector-tile';
@@ -102,11 +103,15 @@ describe('vector tiles', () => {
   });
 
   it('reads the counts of zooms 0–12 from the kept grid and counts deeper tiles live (a change to the grid alone shows only down to 12)', async () => {
-    // Proof of which way answers: one cell of the grid is altered behind the twins' back (and restored).
+    // Proof of which way answers: one cell of the grid is altered behind the twins' back (and restored),
+    // by a delta in a shard of its own (-1, no backend's), which the fold may fold like any other.
     const bump = (z: number, delta: number) =>
-      service.dataSource.query(`UPDATE twin_tile_cells SET count = count + $5::bigint
-         WHERE (organization_id, zoom, x, y, cell) = (SELECT organization_id, zoom, x, y, min(cell) FROM twin_tile_cells
-                 WHERE organization_id = $1::uuid AND zoom = $2::smallint AND x = $3::int AND y = $4::int GROUP BY 1, 2, 3, 4)`, [
+      service.dataSource.query(`INSERT INTO twin_tile_cells AS c (organization_id, public, supplier, zoom, x, y, cell, shard, count, sum_x, sum_y)
+         SELECT organization_id, public, supplier, zoom, x, y, cell, -1, $5::bigint, 0, 0 FROM twin_tile_cells
+          WHERE organization_id = $1::uuid AND zoom = $2::smallint AND x = $3::int AND y = $4::int
+          GROUP BY organization_id, public, supplier, zoom, x, y, cell HAVING sum(count) > 0
+          ORDER BY cell, public, supplier LIMIT 1
+         ON CONFLICT (organization_id, zoom, x, y, cell, public, supplier, shard) DO UPDATE SET count = c.count + EXCLUDED.count`, [
         crowd.organizationId,
         z,
         suiteTile(z).x,
@@ -297,29 +302,37 @@ describe('vector tiles', () => {
 describe('the kept cluster grid (twin_tile_cells)', () => {
   let service: TestApp;
   let tenant: TestTenant;
+  let fold: TileGridFold;
 
   beforeAll(async () => {
-    service = await TestApp.start();
+    service = await TestApp.start({ TILE_MAX_FEATURES: '2' });
     tenant = await service.tenant({ organization: 'Grid' });
+    fold = service.app.get(TileGridFold);
   });
   afterAll(async () => {
     await service.close();
   });
 
-  /** The grid built from scratch from the twins, as the migration first builds it, minus what is kept: no row may differ. */
+  /**
+   * The grid built from scratch from the twins, as the migration first builds it, minus what is kept
+   * summed over shards (a cell whose shards sum to 0 is no cell): no row may differ.
+   */
   const differences = async () =>
     service.dataSource.query(`
       WITH rebuilt AS (
         SELECT r.organization_id, r.public, r.supplier, r.zoom, r.x, r.y, r.cell, sum(r.count)::bigint AS count, sum(r.sum_x) AS sum_x, sum(r.sum_y) AS sum_y
           FROM twins t, LATERAL twin_tile_cells_of(t.organization_id, t.public, cardinality(t.services) > 0, ST_X(t.location), ST_Y(t.location), 1) r
          WHERE t.location IS NOT NULL
-         GROUP BY r.organization_id, r.public, r.supplier, r.zoom, r.x, r.y, r.cell)
+         GROUP BY r.organization_id, r.public, r.supplier, r.zoom, r.x, r.y, r.cell),
+      kept AS (
+        SELECT organization_id, public, supplier, zoom, x, y, cell, sum(count)::bigint AS count, sum(sum_x) AS sum_x, sum(sum_y) AS sum_y
+          FROM twin_tile_cells GROUP BY organization_id, public, supplier, zoom, x, y, cell HAVING sum(count) <> 0)
       SELECT coalesce(r.organization_id, c.organization_id) AS organization_id, coalesce(r.zoom, c.zoom) AS zoom, r.count AS rebuilt, c.count AS kept
-        FROM rebuilt r FULL JOIN twin_tile_cells c USING (organization_id, public, supplier, zoom, x, y, cell)
+        FROM rebuilt r FULL JOIN kept c USING (organization_id, public, supplier, zoom, x, y, cell)
        WHERE r.count IS DISTINCT FROM c.count OR abs(r.sum_x - c.sum_x) > 1e-9 OR abs(r.sum_y - c.sum_y) > 1e-9
        LIMIT 5`);
 
-  it('stays equal to the grid built from scratch through inserts, moves, visibility changes, organization moves and deletes (fast-check)', async () => {
+  it('stays equal to the grid built from scratch through inserts, moves, visibility changes, organization moves, deletes and folds (fast-check)', async () => {
     const other = await service.tenant({ organization: 'Grid other' });
     const step = fc.oneof(
       fc.record({ kind: fc.constant('insert' as const), n: fc.integer({ min: 1, max: 5 }), lon: fc.double({ min: -179.9, max: 179.9, noNaN: true }), lat: fc.double({ min: -89, max: 89, noNaN: true }) }),
@@ -329,6 +342,8 @@ describe('the kept cluster grid (twin_tile_cells)', () => {
       fc.record({ kind: fc.constant('hand over' as const) }),
       fc.record({ kind: fc.constant('rename' as const) }),
       fc.record({ kind: fc.constant('delete' as const) }),
+      // A part of the writers' shards folded (besides the fold's own rounds, every second).
+      fc.record({ kind: fc.constant('fold' as const), batch: fc.integer({ min: 1, max: 40 }) }),
     );
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 8 }), async (steps) => {
@@ -351,6 +366,8 @@ describe('the kept cluster grid (twin_tile_cells)', () => {
             await service.dataSource.query(`UPDATE twins SET organization_id = $2 WHERE id IN ${first}`, [scope, other.organizationId]);
           } else if (s.kind === 'rename') {
             await service.dataSource.query(`UPDATE twins SET name = name || '!' WHERE id IN ${first}`, [scope]);
+          } else if (s.kind === 'fold') {
+            await fold.foldBatch(s.batch);
           } else {
             await service.dataSource.query(`DELETE FROM twins WHERE id IN ${first}`, [scope]);
           }
@@ -359,8 +376,123 @@ describe('the kept cluster grid (twin_tile_cells)', () => {
       }),
       { numRuns: 30 },
     );
-    // No cell is kept at zero.
-    expect(await service.dataSource.query(`SELECT 1 FROM twin_tile_cells WHERE count <= 0 LIMIT 1`)).toEqual([]);
+  });
+
+  it('lets a twin move while a transaction that moved another twin of its organization in the same cells is still open (PostgreSQL)', async () => {
+    // The embedded database has one connection: it runs one transaction at a time anyway.
+    if (embeddedDatabase()) return;
+    const movers = await service.tenant({ organization: 'Grid movers' });
+    const [a, b] = (
+      await service.dataSource.query(`INSERT INTO twins (organization_id, name, location) SELECT $1, 'Mover ' || i, ST_SetSRID(ST_MakePoint(12.49, 41.89), 4326) FROM generate_series(1, 2) i RETURNING id`, [
+        movers.organizationId,
+      ])
+    ).map((row: { id: string }) => row.id);
+    const move = `UPDATE twins SET location = ST_SetSRID(ST_MakePoint(12.51, 41.91), 4326), modified = now() WHERE id = $1`;
+    const held = service.dataSource.createQueryRunner();
+    const other = service.dataSource.createQueryRunner();
+    try {
+      await held.startTransaction();
+      await held.query(move, [a]);
+      // Before the shards, this waited for `held` on every shared cell of zooms 0–12 (and failed here).
+      await other.query(`SET lock_timeout = '2s'`);
+      await other.query(move, [b]);
+      await held.commitTransaction();
+    } finally {
+      if (held.isTransactionActive) await held.rollbackTransaction();
+      await other.query(`RESET lock_timeout`);
+      await held.release();
+      await other.release();
+    }
+    const moved: { n: number }[] = await service.dataSource.query(`SELECT count(*)::int AS n FROM twins WHERE id = ANY ($1) AND ST_X(location) = 12.51`, [[a, b]]);
+    expect(moved[0].n).toBe(2);
+    expect(await differences()).toEqual([]);
+  });
+
+  it('answers exact tiles and bounds from unfolded, partly folded and folded deltas', async () => {
+    // Folded only when this test says so from here on.
+    await fold.stop();
+    const reader = await service.tenant({ organization: 'Grid reader' });
+    const count = (features: { properties: Record<string, unknown> }[]) =>
+      features.reduce((sum, f) => sum + (f.properties.cluster === true ? Number(f.properties.count) : 1), 0);
+    // Its own corner of the ocean, drawn at random (a reused database keeps earlier runs' twins).
+    const base = { lon: -175 + Math.random() * 10, lat: -55 + Math.random() * 5 };
+    const fractions = `tile_fraction_x(ST_X(t.location)) AS fx, tile_fraction_y(ST_Y(t.location)) AS fy`;
+    /** Every tile at these zooms holding one of the reader's twins: what a tile answers against the twins it sees, counted live. */
+    const checkTiles = async (label: string) => {
+      const tiles: { z: number; x: number; y: number; visible: number }[] = await service.dataSource.query(
+        `WITH tiles AS (SELECT DISTINCT z, floor(f.fx * 2 ^ z)::int AS x, floor(f.fy * 2 ^ z)::int AS y
+                          FROM twins t, LATERAL (SELECT ${fractions}) f, unnest('{0,3,6,8,10,12}'::int[]) z WHERE t.organization_id = $1 AND t.location IS NOT NULL)
+         SELECT k.z, k.x, k.y, (SELECT count(*)::int FROM twins t, LATERAL (SELECT ${fractions}) f
+                                 WHERE t.location IS NOT NULL AND (t.public OR cardinality(t.services) > 0 OR t.organization_id = $1)
+                                   AND floor(f.fx * 2 ^ k.z)::int = k.x AND floor(f.fy * 2 ^ k.z)::int = k.y) AS visible
+           FROM tiles k`,
+        [reader.organizationId],
+      );
+      for (const { z, x, y, visible } of tiles) {
+        const response = await service.inject({ method: 'GET', url: `/twins/tiles/${z}/${x}/${y}.mvt`, headers: reader.headers() });
+        const counted = response.statusCode === 204 ? 0 : count(decodeTwinsLayer(response.rawPayload).features);
+        expect({ label, z, x, y, counted }).toEqual({ label, z, x, y, counted: visible });
+      }
+      // The bounds of its own private twins come from the grid (zoom 8's cells, outward): the live ones'.
+      const [live]: { west: number; north: number; east: number; south: number }[] = await service.dataSource.query(
+        `SELECT min(floor(f.fx * 16384)) / 16384 AS west, min(floor(f.fy * 16384)) / 16384 AS north,
+                (max(floor(f.fx * 16384)) + 1) / 16384 AS east, (max(floor(f.fy * 16384)) + 1) / 16384 AS south
+           FROM twins t, LATERAL (SELECT ${fractions}) f
+          WHERE t.organization_id = $1 AND t.location IS NOT NULL AND NOT t.public AND cardinality(t.services) = 0`,
+        [reader.organizationId],
+      );
+      const lon = (fx: number) => fx * 360 - 180;
+      const lat = (fy: number) => (Math.atan(Math.sinh(Math.PI * (1 - 2 * fy))) * 180) / Math.PI;
+      const bounds = (await service.inject({ method: 'GET', url: '/twins/tiles.json?is_public=false&is_supplier=false', headers: reader.headers() })).json().bounds;
+      [lon(live.west), lat(live.south), lon(live.east), lat(live.north)].forEach((value, i) => expect({ label, i, bound: bounds[i] as number }).toEqual({ label, i, bound: expect.closeTo(value, 6) }));
+    };
+    const unfolded = async () => (await service.dataSource.query(`SELECT count(*)::int AS n FROM twin_tile_cells WHERE shard <> 0`))[0].n as number;
+
+    await service.dataSource.query(
+      `INSERT INTO twins (organization_id, name, public, location)
+       SELECT $1, 'Reader ' || i, i % 4 = 0, ST_SetSRID(ST_MakePoint($2 + (i % 5) * 0.01, $3 + (i / 5) * 0.01), 4326) FROM generate_series(0, 24) i`,
+      [reader.organizationId, base.lon, base.lat],
+    );
+    await fold.foldAll();
+    expect(await unfolded()).toBe(0);
+    await checkTiles('folded');
+    // The westernmost twins leave for the east (their cells' folded counts are now cancelled by the
+    // shard's negative ones), some go, some come: all unfolded.
+    await service.dataSource.query(`UPDATE twins SET location = ST_SetSRID(ST_MakePoint(ST_X(location) + 0.5, ST_Y(location) + 0.1), 4326) WHERE organization_id = $1 AND ST_X(location) < $2`, [
+      reader.organizationId,
+      base.lon + 0.035,
+    ]);
+    await service.dataSource.query(`DELETE FROM twins WHERE organization_id = $1 AND name IN ('Reader 9', 'Reader 14')`, [reader.organizationId]);
+    await service.dataSource.query(`INSERT INTO twins (organization_id, name, location) SELECT $1, 'Newcomer', ST_SetSRID(ST_MakePoint($2 + 0.04, $3 + 0.3), 4326)`, [reader.organizationId, base.lon, base.lat]);
+    expect(await unfolded()).toBeGreaterThan(0);
+    await checkTiles('unfolded');
+    // Partly folded: a few rows at a time.
+    await fold.foldBatch(5);
+    await checkTiles('a batch of 5 folded');
+    if (!embeddedDatabase()) {
+      // And with rows a transaction holds (a running writer's), which the fold leaves.
+      const holder = service.dataSource.createQueryRunner();
+      try {
+        await holder.startTransaction();
+        await holder.query(`SELECT 1 FROM twin_tile_cells WHERE shard <> 0 AND organization_id = $1 FOR UPDATE`, [reader.organizationId]);
+        await fold.foldAll();
+        expect(await unfolded()).toBeGreaterThan(0);
+        await checkTiles('held rows unfolded, the others folded');
+      } finally {
+        await holder.rollbackTransaction();
+        await holder.release();
+      }
+    }
+    await fold.foldAll();
+    expect(await unfolded()).toBe(0);
+    await checkTiles('folded again');
+  });
+
+  it('leaves, once folded with nothing running, only shard 0 and no cell at zero', async () => {
+    await fold.stop();
+    await fold.foldAll();
+    expect(await service.dataSource.query(`SELECT shard, count FROM twin_tile_cells WHERE shard <> 0 OR count <= 0 LIMIT 5`)).toEqual([]);
+    expect(await differences()).toEqual([]);
   });
 
   it('keeps nothing for twins outside Web Mercator, and puts longitude 180 in the easternmost tile', async () => {
