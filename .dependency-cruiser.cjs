@@ -24,6 +24,10 @@ const CROSS_FEATURE = {
   twins: [
     // `include=organization` adds each listed twin's organization, in that feature's resource form.
     '^src/organizations/organization[.]resource[.]ts$',
+    // A twin's move is a change of its timeline's stream: the positions announce it on the events
+    // feature's bus (the module exports it).
+    '^src/events/event-bus[.]ts$',
+    '^src/events/events[.]module[.]ts$',
   ],
   quests: [
     // `include=twin` (and a task's `place`) adds twins in the twins feature's list form.
@@ -61,6 +65,11 @@ const CROSS_FEATURE = {
     '^src/twins/twins[.](?:module|service)[.]ts$',
     '^src/twins/dto/twin-attributes[.]dto[.]ts$',
     '^src/twins/twin[.]openapi[.]ts$',
+    // `add` of positions: read as the upload reads a position, stored by the positions service, described
+    // by the positions' OpenAPI attributes.
+    '^src/twins/positions/position-body[.]ts$',
+    '^src/twins/positions/positions[.]service[.]ts$',
+    '^src/twins/positions/position[.]openapi[.]ts$',
   ],
   places: [
     // Imported places are twins, written by the twins repository (one writer of twins), in the row

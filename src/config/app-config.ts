@@ -71,6 +71,8 @@ export interface AppConfig {
   streamRetentionHours: number;
   /** Events older than this many days (by `timestamp`) are deleted in bounded batches; 0 keeps them forever. */
   eventRetentionDays: number;
+  /** Positions older than this many days (by `occurred`) are dropped a day's partition at a time; 0 keeps them all. */
+  positionRetentionDays: number;
   /** Port of the Prometheus metrics listener (`GET /metrics`, apart from the API); 0 turns it off. */
   metricsPort: number;
   /**
@@ -236,6 +238,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     eventStreamHeartbeatMs: read.integer('EVENT_STREAM_HEARTBEAT_MS', 15_000, 50, 3_600_000),
     streamRetentionHours: read.integer('STREAM_RETENTION_HOURS', 24, 1, 24 * 365),
     eventRetentionDays: read.integer('EVENT_RETENTION_DAYS', 0, 0, 36_500),
+    positionRetentionDays: read.integer('POSITION_RETENTION_DAYS', 90, 0, 36_500),
     metricsPort: read.integer('METRICS_PORT', 9464, 0, 65535),
     otelEndpoint: read.url('OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
     webhooks: {

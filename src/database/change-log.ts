@@ -10,7 +10,7 @@ import { rowShape, typed, type RowShape } from './row-shape.js';
  */
 
 /** Every kind of change the log records; each is also a webhook event type (webhooks subscribe to these). */
-export const CHANGE_KINDS = ['event.created', 'event.updated', 'event.deleted', 'twin.created', 'twin.updated', 'quest.published', 'quest.embarked'] as const;
+export const CHANGE_KINDS = ['event.created', 'event.updated', 'event.deleted', 'twin.created', 'twin.updated', 'twin.moved', 'quest.published', 'quest.embarked'] as const;
 export type ChangeKind = (typeof CHANGE_KINDS)[number];
 
 /** A row of the change log as statements read it (the position as text). */

@@ -2,12 +2,14 @@ import { Logger } from '@nestjs/common';
 import type { DatabaseNotifications } from '../database/notifications.js';
 import type { ChangeRow } from '../database/change-log.js';
 
-/** One committed change of a timeline, as the event stream delivers it. */
+/** One committed change of a timeline, as the event stream delivers it: an event's, or the twin's move. */
 export interface EventChange {
   /** Its position in the change log: the stream's message id, in commit order within the twin. */
   position: string;
-  op: 'created' | 'updated' | 'deleted';
+  /** An event created, updated or deleted; `twin.moved`: the twin itself moved (its newest position). */
+  op: 'created' | 'updated' | 'deleted' | 'twin.moved';
   twinId: string;
+  /** The event's id; the twin's for `twin.moved`. */
   id: string;
   /** The event's name and category after the change (before it, for a deletion): what stream filters compare. */
   name: string;
@@ -16,10 +18,10 @@ export interface EventChange {
   data?: string;
 }
 
-/** The change of a change-log row of an event (kind `event.*`); undefined for other kinds. */
+/** The change of a change-log row that timeline streams carry (kinds `event.*` and `twin.moved`); undefined for other kinds. */
 export function eventChangeOf(row: Pick<ChangeRow, 'position' | 'kind' | 'twin_id' | 'subject_id' | 'name' | 'category'> & { resource?: string }): EventChange | undefined {
-  const op = row.kind.startsWith('event.') ? row.kind.slice('event.'.length) : undefined;
-  if ((op !== 'created' && op !== 'updated' && op !== 'deleted') || !row.twin_id) return undefined;
+  const op = row.kind === 'twin.moved' ? row.kind : row.kind.startsWith('event.') ? row.kind.slice('event.'.length) : undefined;
+  if ((op !== 'created' && op !== 'updated' && op !== 'deleted' && op !== 'twin.moved') || !row.twin_id) return undefined;
   return { position: row.position, op, twinId: row.twin_id, id: row.subject_id, name: row.name ?? '', category: row.category ?? '', data: row.resource };
 }
 

@@ -26,7 +26,7 @@ import { IdempotencyModule } from '../common/idempotency/idempotency.module.js';
         config.eventBus === 'postgres' && notifications ? new PostgresEventBus(notifications) : new MemoryEventBus(),
     },
   ],
-  exports: [EventsService],
+  exports: [EventsService, EventBus],
 })
 export class EventsModule implements OnModuleInit {
   constructor(

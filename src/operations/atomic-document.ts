@@ -4,12 +4,14 @@ import { isPlainObject, isUuid } from '../common/value-checks.js';
 import { ResourceBodyPipe, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { CreateEventAttributes, UpdateEventAttributes } from '../events/dto/event.dto.js';
 import { CreateTwinAttributes, UpdateTwinAttributes } from '../twins/dto/twin-attributes.dto.js';
+import { readPositionOperation, type Position, type PositionWindow } from '../twins/positions/position-body.js';
 
 /**
  * The JSON:API Atomic Operations document of `POST /operations` (https://jsonapi.org/ext/atomic): its
  * media type, its limits, and how it is read into typed operations. Each operation's `data` is checked
  * by the same pipe, with the same options, as the single-resource route it stands for (`POST /events/`,
- * `PATCH /events/<id>`, `POST /my/twins/`, `PATCH /my/twins/<id>`), so a batch accepts exactly what
+ * `PATCH /events/<id>`, `POST /my/twins/`, `PATCH /my/twins/<id>`; a position as one of
+ * `POST /twins/<id>/positions`, naming its twin in `relationships.twin`), so a batch accepts exactly what
  * those routes accept; only the pointers of its errors are moved under `/atomic:operations/<n>`.
  */
 
@@ -25,7 +27,8 @@ export type Operation =
   | { op: 'update'; type: 'events'; id: string; document: ResourceDocument<UpdateEventAttributes> }
   | { op: 'remove'; type: 'events'; id: string }
   | { op: 'add'; type: 'twins'; document: ResourceDocument<CreateTwinAttributes> }
-  | { op: 'update'; type: 'twins'; id: string; document: ResourceDocument<UpdateTwinAttributes> };
+  | { op: 'update'; type: 'twins'; id: string; document: ResourceDocument<UpdateTwinAttributes> }
+  | { op: 'add'; type: 'positions'; twinId: string; position: Position };
 
 /** An operation as read: valid, or the reason it is not (reported only if no earlier operation fails). */
 export type ReadOperation = Operation | { invalid: ApiError | AggregateApiError };
@@ -37,7 +40,8 @@ const PIPES = {
   'update twins': new ResourceBodyPipe({ type: 'twins', attributes: UpdateTwinAttributes, id: 'optional' }),
 };
 
-const TYPES = new Set(['events', 'twins']);
+const TYPES = new Set(['events', 'twins', 'positions']);
+const TYPE_RULE = '"type" must be "events", "twins" or "positions".';
 const OPS = new Set(['add', 'update', 'remove']);
 
 /**
@@ -61,7 +65,7 @@ export function assertAtomicMediaType(contentType: string | undefined): void {
  * The operations of a request document, in order. A problem with the document itself (not an object,
  * no operations, too many) throws; a problem with one operation is returned in its place.
  */
-export function readOperations(body: unknown): ReadOperation[] {
+export function readOperations(body: unknown, window: PositionWindow): ReadOperation[] {
   if (!isPlainObject(body)) throw invalidDocument('The request document must be a JSON object.', '');
   const operations = body['atomic:operations'];
   if (!Array.isArray(operations)) throw invalidDocument('"atomic:operations" must be an array of operations.', '/atomic:operations');
@@ -73,7 +77,7 @@ export function readOperations(body: unknown): ReadOperation[] {
   if (unknownMember !== undefined) throw invalidDocument(`Unknown member "${unknownMember}".`, `/${unknownMember.replace(/~/g, '~0').replace(/\//g, '~1')}`);
   return operations.map((operation, index) => {
     try {
-      return readOperation(operation);
+      return readOperation(operation, window);
     } catch (error) {
       if (error instanceof ApiError || error instanceof AggregateApiError) return { invalid: atOperation(index, error) };
       throw error;
@@ -81,7 +85,7 @@ export function readOperations(body: unknown): ReadOperation[] {
   });
 }
 
-function readOperation(operation: unknown): Operation {
+function readOperation(operation: unknown, window: PositionWindow): Operation {
   // What is stored (`data`) is checked for unstorable text by its route's pipe; `ref` must be a UUID.
   if (!isPlainObject(operation)) throw invalidDocument('An operation must be an object {op, data | ref}.', '');
   const { op, ref, data } = operation;
@@ -99,9 +103,14 @@ function readOperation(operation: unknown): Operation {
     if (target.type !== 'events') throw new ApiError(403, 'forbidden', 'Forbidden', 'Only events can be removed in a batch.', { pointer: '/ref/type' });
     return { op, type: 'events', id: target.id };
   }
+  if (isPlainObject(data) && data.type === 'positions') {
+    if (op !== 'add') throw new ApiError(403, 'forbidden', 'Forbidden', 'Positions can only be added: a stored position is history.', { pointer: '/op' });
+    if (target) throw invalidDocument('An "add" has no "ref".', '/ref');
+    return { op: 'add', type: 'positions', ...readPositionOperation(data, window) };
+  }
   if (!isPlainObject(data)) throw invalidDocument(`An "${op}" needs "data", a resource object.`, '/data');
   const type = data.type;
-  if (typeof type !== 'string' || !TYPES.has(type)) throw invalidDocument('"type" must be "events" or "twins".', '/data/type');
+  if (typeof type !== 'string' || !TYPES.has(type)) throw invalidDocument(TYPE_RULE, '/data/type');
   if (op === 'add') {
     if (target) throw invalidDocument('An "add" has no "ref".', '/ref');
     const document = PIPES[`add ${type as 'events' | 'twins'}`].transform({ data });
@@ -125,7 +134,7 @@ function readOperation(operation: unknown): Operation {
 function readRef(ref: unknown): { type: string; id: string } | undefined {
   if (ref === undefined) return undefined;
   if (!isPlainObject(ref)) throw invalidDocument('"ref" must be {"type": …, "id": …}.', '/ref');
-  if (typeof ref.type !== 'string' || !TYPES.has(ref.type)) throw invalidDocument('"type" must be "events" or "twins".', '/ref/type');
+  if (typeof ref.type !== 'string' || !TYPES.has(ref.type)) throw invalidDocument(TYPE_RULE, '/ref/type');
   if (ref.lid !== undefined) throw invalidDocument('"lid" is not supported: name resources by "id".', '/ref/lid');
   if (!isUuid(ref.id)) throw invalidDocument('"id" must be a UUID.', '/ref/id');
   return { type: ref.type, id: ref.id.toLowerCase() };

@@ -8,6 +8,7 @@ import { AggregateApiError } from '../common/json-api/error-mapper.js';
 import { JsonText, type ResourceObject } from '../common/json-api/resource.js';
 import { canonicalJson } from '../events/event-data.js';
 import { EventsService } from '../events/events.service.js';
+import { PositionsService, UnknownTwin, type PositionCounts } from '../twins/positions/positions.service.js';
 import { TwinsService } from '../twins/twins.service.js';
 import { atOperation, readOperations, type Operation, type ReadOperation } from './atomic-document.js';
 
@@ -20,12 +21,16 @@ export type AtomicAnswer = JsonText | { 'atomic:results': unknown[] };
 
 type EventAdd = Extract<Operation, { op: 'add'; type: 'events' }>;
 const isEventAdd = (operation: ReadOperation): operation is EventAdd => !('invalid' in operation) && operation.op === 'add' && operation.type === 'events';
+type PositionAdd = Extract<Operation, { type: 'positions' }>;
+const isPositionAdd = (operation: ReadOperation): operation is PositionAdd => !('invalid' in operation) && operation.type === 'positions';
 
 /**
  * `POST /operations` (JSON:API Atomic Operations): every operation in one transaction, in order, by the
  * rules of the route it stands for (the events and twins services do the work); the first one that fails
  * fails the batch, with its error under `/atomic:operations/<n>`, and nothing is stored. Consecutive
- * event `add`s are one INSERT: a thousand events are one statement, not a thousand round trips.
+ * event `add`s are one INSERT: a thousand events are one statement, not a thousand round trips; so are
+ * consecutive position `add`s (each answered `{}`; the document's `meta.positions` counts them as an
+ * upload's answer does, and each moved twin gets one `twin.moved` change per run of them).
  */
 @Injectable()
 export class OperationsService {
@@ -33,6 +38,7 @@ export class OperationsService {
     private readonly sql: Sql,
     private readonly events: EventsService,
     private readonly twins: TwinsService,
+    private readonly positions: PositionsService,
     private readonly idempotencyKeys: IdempotencyKeys,
   ) {}
 
@@ -41,7 +47,7 @@ export class OperationsService {
    * retry of the same batch answers the first answer (`replayed`) and another batch under the key is a 422.
    */
   async run(tenant: Tenant, body: unknown, idempotencyKey: string | undefined): Promise<{ results: AtomicAnswer; replayed: boolean }> {
-    const operations = readOperations(body);
+    const operations = readOperations(body, this.positions.window());
     if (idempotencyKey === undefined) return { results: await this.sql.transaction(() => this.apply(tenant, operations)), replayed: false };
     const outcome = await this.idempotencyKeys.run<AtomicAnswer>(this.actingTwin(tenant, 'An Idempotency-Key is kept per acting twin: send X-Twin with it.'), idempotencyKey, batchHash(body), async () => ({
       body: await this.apply(tenant, operations),
@@ -52,9 +58,19 @@ export class OperationsService {
   private async apply(tenant: Tenant, operations: ReadOperation[]): Promise<JsonText> {
     // Each result's JSON text, joined at the end.
     const results: string[] = [];
+    let positions: PositionCounts | undefined;
     for (let index = 0; index < operations.length; ) {
       const operation = operations[index];
       if ('invalid' in operation) throw operation.invalid;
+      if (isPositionAdd(operation)) {
+        let end = index + 1;
+        while (end < operations.length && isPositionAdd(operations[end])) end++;
+        const counts = await this.addPositions(tenant, operations.slice(index, end) as PositionAdd[], index);
+        positions = { received: (positions?.received ?? 0) + counts.received, new: (positions?.new ?? 0) + counts.new };
+        for (let i = index; i < end; i++) results.push('{}');
+        index = end;
+        continue;
+      }
       if (isEventAdd(operation)) {
         let end = index + 1;
         while (end < operations.length && isEventAdd(operations[end])) end++;
@@ -66,7 +82,23 @@ export class OperationsService {
       results.push(resource === null ? '{}' : resource instanceof JsonText ? `{"data":${resource.text}}` : JSON.stringify({ data: resource }));
       index++;
     }
-    return new JsonText(`{"atomic:results":[${results.join(',')}]}`);
+    const meta = positions ? `,"meta":${JSON.stringify({ positions })}` : '';
+    return new JsonText(`{"atomic:results":[${results.join(',')}]${meta}}`);
+  }
+
+  /** A run of position adds, one statement; a twin not the organization's fails the first operation naming it. */
+  private async addPositions(tenant: Tenant, run: PositionAdd[], first: number): Promise<PositionCounts> {
+    try {
+      return await this.positions.record(
+        tenant,
+        run.map((operation) => operation.twinId),
+        run.map((operation) => operation.position),
+      );
+    } catch (error) {
+      if (!(error instanceof UnknownTwin)) throw error;
+      const index = first + run.findIndex((operation) => operation.twinId === error.twinId);
+      throw atOperation(index, new ApiError(404, error.code, error.title, error.detail, { pointer: '/data/relationships/twin' }));
+    }
   }
 
   private async addEvents(tenant: Tenant, run: EventAdd[], first: number): Promise<JsonText[]> {
@@ -78,7 +110,7 @@ export class OperationsService {
   }
 
   /** The resource the operation left, or null (a removal). */
-  private async applyOne(tenant: Tenant, operation: Operation, index: number): Promise<ResourceObject | JsonText | null> {
+  private async applyOne(tenant: Tenant, operation: Exclude<Operation, PositionAdd>, index: number): Promise<ResourceObject | JsonText | null> {
     switch (operation.type) {
       case 'events': {
         const twinTenant = this.actingTwin(tenant);

@@ -40,6 +40,7 @@ const SAMPLE_ROW: TwinRow = {
   personal: false,
   public: true,
   location: { type: 'Point', coordinates: [2.3522, 48.8566] },
+  location_occurred: '2026-11-21T19:26:03.123456Z',
   personality_id: OTHER_EXAMPLE_IDS.personality,
   characteristics: ['outdoors', 'history'],
   services: ['guided tours'],

@@ -1,7 +1,18 @@
 import { Module } from '@nestjs/common';
+import { EventsModule } from '../events/events.module.js';
+import { PositionPartitions } from './positions/position-partitions.js';
+import { PositionsController } from './positions/positions.controller.js';
+import { PositionsRepository } from './positions/positions.repository.js';
+import { PositionsService } from './positions/positions.service.js';
 import { TwinsController } from './twins.controller.js';
 import { TwinsRepository } from './twins.repository.js';
 import { TwinsService } from './twins.service.js';
 
-@Module({ controllers: [TwinsController], providers: [TwinsRepository, TwinsService], exports: [TwinsRepository, TwinsService] })
+/** Twins, and where they were (`positions/`): a move is a change of the twin's event stream, so the module takes the events feature's bus. */
+@Module({
+  imports: [EventsModule],
+  controllers: [TwinsController, PositionsController],
+  providers: [TwinsRepository, TwinsService, PositionsRepository, PositionsService, PositionPartitions],
+  exports: [TwinsRepository, TwinsService, PositionsService],
+})
 export class TwinsModule {}

@@ -12,7 +12,8 @@ import { rowShape, tableShape, type RowOf } from '../database/row-shape.js';
 import { castOf, select, sqlTypeOf, twins, type ColumnOf, type GeoPoint } from '../database/schema/index.js';
 import { IMPORTED_COLUMNS, type PlaceTwinRow } from './place-twin.js';
 import { microsSql } from '../database/timestamps.js';
-import { recordChangesSql } from '../database/change-log.js';
+import { notifyChangeSql, recordChangesSql } from '../database/change-log.js';
+import { twinMovedChangeSql } from './positions/positions.repository.js';
 import { organizationJsonSql } from '../organizations/organization.resource.js';
 import type { TwinFilters } from './twin-filters.js';
 import { twinJsonSql, type TwinForm, type TwinRow } from './twin.resource.js';
@@ -73,9 +74,29 @@ const DOCUMENT = rowShape({ data: 'text', included: 'text?', version: 'text' });
 /** A counted page's rows (countedPageSql): the count on each, the parts, `included` on a row of its own. */
 const COUNTED_PARTS = rowShape({ count: 'bigint', part: 'text?', g: 'integer?', included: 'text?' });
 
-/** What a write of a twin answers: the detail form PostgreSQL built for the change log, and the version. */
-export type WrittenTwin = { id: string; document: string; version: string };
-const WRITTEN = rowShape({ id: 'uuid', document: 'text', version: 'text' });
+/**
+ * What a write of a twin answers: the detail form PostgreSQL built for the change log, and the version;
+ * when the write set a location, its `twin.moved` change (position and resource) as well.
+ */
+export type WrittenTwin = { id: string; document: string; version: string; moved_position: string | null; moved_resource: string | null };
+const WRITTEN = rowShape({ id: 'uuid', document: 'text', version: 'text', moved_position: 'text?', moved_resource: 'text?' });
+const WRITTEN_NOTIFYING = rowShape({ id: 'uuid', document: 'text', version: 'text', moved_position: 'text?', moved_resource: 'text?', notified: 'text?' });
+
+/**
+ * CTEs of a write to the twin rows of CTE `t` that set a location (with `location_occurred = now()`):
+ * the position it is (`written_positions`, occurred now), and its `twin.moved` change (`moves`). The
+ * statement's answer reads `moves` (movedSelect), and with a bus channel announces it.
+ */
+const LOCATION_POSITION_SQL = `written_positions AS (
+         INSERT INTO positions (organization_id, twin_id, occurred, location)
+         SELECT t.organization_id, t.id, t.location_occurred, t.location FROM t WHERE t.location IS NOT NULL
+         ON CONFLICT (organization_id, twin_id, occurred) DO NOTHING
+         RETURNING *
+       ), moves AS (${twinMovedChangeSql('written_positions')})`;
+const movedSelect = (channel: string | null) =>
+  `(SELECT m.position::text FROM moves m) AS moved_position, (SELECT m.resource FROM moves m) AS moved_resource` +
+  (channel ? `, (SELECT ${notifyChangeSql(channel, 'm')} FROM moves m) AS notified` : '');
+const NOT_MOVED = `NULL::text AS moved_position, NULL::text AS moved_resource`;
 
 /** The change-log CTE `c` of a write to the twin rows of CTE `t`: the twin's detail form as committed (webhooks send it, the write answers it). */
 const twinChangeSql = (kind: 'twin.created' | 'twin.updated') =>
@@ -332,13 +353,14 @@ const PLACE_REFRESHED = [
 const PLACE_RECORD = [...IMPORTED_COLUMNS.map((column) => `${column} ${sqlTypeOf(twins, column)}`), 'lon float8', 'lat float8'].join(', ');
 
 const UPSERT_PLACES = `
+  WITH t AS (
   INSERT INTO twins AS t (
-    organization_id, owner_account_id, personal, public, place_id, provider, name, description, location,
+    organization_id, owner_account_id, personal, public, place_id, provider, name, description, location, location_occurred,
     characteristics, services, meta_data, opening_hours, phone_number, address, city, state, website,
     provider_info, tags
   )
   SELECT $1::uuid, NULL, false, true, r.place_id, r.provider, r.name, r.description,
-         ST_SetSRID(ST_MakePoint(r.lon, r.lat), 4326),
+         ST_SetSRID(ST_MakePoint(r.lon, r.lat), 4326), now(),
          r.characteristics, r.services,
          r.meta_data || jsonb_build_object('provider_info', r.provider_info,
                                            'opening_hours', coalesce(r.opening_hours -> 'weekday_text', '[]'::jsonb)),
@@ -347,10 +369,19 @@ const UPSERT_PLACES = `
     FROM jsonb_to_recordset($2::jsonb) AS r(${PLACE_RECORD})
   ON CONFLICT (organization_id, place_id) WHERE place_id IS NOT NULL DO UPDATE SET
     ${PLACE_REFRESHED.map((column) => `${column} = EXCLUDED.${column}`).join(',\n    ')},
+    location_occurred = CASE WHEN t.location IS DISTINCT FROM EXCLUDED.location THEN now() ELSE t.location_occurred END,
     modified = now()
   WHERE (${PLACE_REFRESHED.map((column) => `t.${column}`).join(', ')})
         IS DISTINCT FROM (${PLACE_REFRESHED.map((column) => `EXCLUDED.${column}`).join(', ')})
-  RETURNING (t.xmax = 0) AS inserted`;
+  RETURNING (t.xmax = 0) AS inserted, t.id, t.organization_id, t.location, t.location_occurred
+  ), placed AS (
+    -- A place put somewhere (new, or moved by the re-import) is at a position that occurred now: its
+    -- location_occurred is this transaction's now(), which no earlier write can have set.
+    INSERT INTO positions (organization_id, twin_id, occurred, location)
+    SELECT t.organization_id, t.id, t.location_occurred, t.location FROM t WHERE t.location_occurred = now()
+    ON CONFLICT (organization_id, twin_id, occurred) DO NOTHING
+  )
+  SELECT t.inserted FROM t`;
 
 const UPSERTED = rowShape({ inserted: 'boolean' });
 
@@ -599,8 +630,12 @@ export class TwinsRepository {
     return new Set(rows.map((row) => row.id));
   }
 
-  /** A new twin of the caller's organization, owned by the calling account, under `id` when the client chose one; undefined when that id is taken. */
-  async create(tenant: Tenant, changes: TwinChanges, id?: string): Promise<WrittenTwin | undefined> {
+  /**
+   * A new twin of the caller's organization, owned by the calling account, under `id` when the client
+   * chose one; undefined when that id is taken. A location is its first position (occurred now).
+   * `channel` (the event bus's NOTIFY channel, or null) announces that move.
+   */
+  async create(tenant: Tenant, changes: TwinChanges, id: string | undefined, channel: string | null): Promise<WrittenTwin | undefined> {
     const p = new SqlParams();
     const columns = ['organization_id', 'owner_account_id'];
     const values = [p.add(tenant.organization.id, '::uuid'), p.add(tenant.account.id, '::uuid')];
@@ -612,13 +647,14 @@ export class TwinsRepository {
       columns.push(column);
       values.push(value);
     }
+    const located = changes.location != null;
     return this.sql.first(
-      WRITTEN,
+      located && channel ? WRITTEN_NOTIFYING : WRITTEN,
       `WITH t AS (
          INSERT INTO twins (${columns.join(', ')}) VALUES (${values.join(', ')})
          ON CONFLICT (id) DO NOTHING RETURNING *
-       ), c AS (${twinChangeSql('twin.created')})
-       SELECT t.id, c.resource AS document, ${versionSql('t')} AS version FROM t JOIN c ON c.subject_id = t.id`,
+       ), c AS (${twinChangeSql('twin.created')})${located ? `, ${LOCATION_POSITION_SQL}` : ''}
+       SELECT t.id, c.resource AS document, ${versionSql('t')} AS version, ${located ? movedSelect(channel) : NOT_MOVED} FROM t JOIN c ON c.subject_id = t.id`,
       p.values,
     );
   }
@@ -627,22 +663,24 @@ export class TwinsRepository {
    * Changes a twin of the caller's organization; undefined when there is none with that id (twins
    * of other organizations are not writable, whether or not they are visible), or when `versions` is
    * given and the twin's version is not among them (If-Match: checked in the UPDATE itself, so no
-   * concurrent change slips between the check and the write).
+   * concurrent change slips between the check and the write). A new location is a position (occurred
+   * now), announced on `channel` as for create.
    */
-  async update(tenant: Tenant, id: string, changes: TwinChanges, versions?: string[]): Promise<WrittenTwin | undefined> {
+  async update(tenant: Tenant, id: string, changes: TwinChanges, versions: string[] | undefined, channel: string | null): Promise<WrittenTwin | undefined> {
     const p = new SqlParams();
     const organization = p.add(tenant.organization.id, '::uuid');
     const twin = p.add(id, '::uuid');
     const sets = this.assignments(p, changes).map(([column, value]) => `${column} = ${value}`);
     sets.push('modified = now()');
+    const located = changes.location != null;
     const precondition = versions ? ` AND ${versionSql('t')} = ANY (${p.add(versions, '::text[]')})` : '';
     return this.sql.first(
-      WRITTEN,
+      located && channel ? WRITTEN_NOTIFYING : WRITTEN,
       `WITH t AS (
          UPDATE twins AS t SET ${sets.join(', ')} WHERE t.id = ${twin} AND t.organization_id = ${organization}${precondition}
          RETURNING t.*
-       ), c AS (${twinChangeSql('twin.updated')})
-       SELECT t.id, c.resource AS document, ${versionSql('t')} AS version FROM t JOIN c ON c.subject_id = t.id`,
+       ), c AS (${twinChangeSql('twin.updated')})${located ? `, ${LOCATION_POSITION_SQL}` : ''}
+       SELECT t.id, c.resource AS document, ${versionSql('t')} AS version, ${located ? movedSelect(channel) : NOT_MOVED} FROM t JOIN c ON c.subject_id = t.id`,
       p.values,
     );
   }
@@ -653,11 +691,13 @@ export class TwinsRepository {
     for (const [column, value] of Object.entries(changes)) {
       if (value === undefined) continue;
       if (column === 'location') {
+        // A location set by hand is where the twin is now: its position occurred now (none when removed).
         const point = value as GeoPoint | null;
         out.push([
           'location',
           point ? `ST_SetSRID(ST_MakePoint(${p.add(point.coordinates[0], '::float8')}, ${p.add(point.coordinates[1], '::float8')}), 4326)` : 'NULL',
         ]);
+        out.push(['location_occurred', point ? 'now()' : 'NULL']);
         continue;
       }
       if (!WRITABLE.has(column)) throw new Error(`Not a writable twin column: ${column}`);

@@ -13,7 +13,8 @@ import type { TwinAttributes } from './dto/twin-attributes.dto.js';
 import type { OwnTwinListQuery, TwinDetailQuery, TwinFilters, TwinListQuery } from './twin-filters.js';
 import { readLocation } from './twin-geo.js';
 import { connectionTwinId } from './twin-conditions.js';
-import { TwinsRepository, type TwinChanges, type TwinDocument, type TwinQuery } from './twins.repository.js';
+import { TwinsRepository, type TwinChanges, type TwinDocument, type TwinQuery, type WrittenTwin } from './twins.repository.js';
+import { PositionsService } from './positions/positions.service.js';
 
 const ATTRIBUTES = '/data/attributes';
 
@@ -51,6 +52,7 @@ export class TwinsService {
 
   constructor(
     private readonly twins: TwinsRepository,
+    private readonly positions: PositionsService,
     private readonly cursors: CursorCodec,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -117,7 +119,7 @@ export class TwinsService {
   async create(tenant: Tenant, document: ResourceDocument<TwinAttributes>): Promise<{ id: string; answer: Tagged<JsonText> }> {
     // With the client's id known, a connection to itself is refused as on a change.
     const changes = await this.changes(tenant, document, document.id);
-    const written = await this.twins.create(tenant, changes, document.id);
+    const written = await this.written(() => this.twins.create(tenant, changes, document.id, this.positions.channel));
     if (!written) throw idExists('twin', document.id!);
     return { id: written.id, answer: Tagged.ofVersion(new JsonText(written.document), written.version) };
   }
@@ -130,12 +132,19 @@ export class TwinsService {
     assertIdMatchesPath(document.id, id);
     const changes = await this.changes(tenant, document, id);
     const versions = precondition && !precondition.any ? precondition.versions : undefined;
-    const written = await this.twins.update(tenant, id, changes, versions);
+    const written = await this.written(() => this.twins.update(tenant, id, changes, versions, this.positions.channel));
     if (!written) {
       if (versions && (await this.twins.ownExists(tenant, id))) throw preconditionFailed();
       throw notFound('No such twin in your organization.');
     }
     return Tagged.ofVersion(new JsonText(written.document), written.version);
+  }
+
+  /** A write of a twin; when it moved the twin, the move is announced once the write commits. */
+  private async written(write: () => Promise<WrittenTwin | undefined>): Promise<WrittenTwin | undefined> {
+    const written = await write();
+    if (written?.moved_position) this.positions.announceMoves([{ twin_id: written.id, position: written.moved_position, resource: written.moved_resource }]);
+    return written;
   }
 
   /** Turns filters that name other things (the reference twin, the acting twin) into SQL inputs. */

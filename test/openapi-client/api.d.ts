@@ -284,6 +284,46 @@ export interface paths {
         patch: operations["TwinsController_update"];
         trace?: never;
     };
+    "/twins/{id}/positions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report where a twin of the caller's organization was (1 to 1,000 positions)
+         * @description Up to 1000 positions of a twin of the caller's organization, all or nothing: one invalid position is a 400 naming it (`source.pointer` `/data/<n>/…`, every problem listed), and nothing is stored. A position already stored for the twin with the same `occurred` is a duplicate, not an error: a retried upload stores nothing twice (`meta.new` counts what was stored now). Positions may arrive late and out of order: the twin's `location` (the map, the lists, the tiles) becomes the newest position, and only when it is newer than the twin's; an older one goes into the track only. A move is a `twin.moved` change (one per upload, the newest position): on the twin's event stream and to webhooks subscribed to it.
+         */
+        post: operations["PositionsController_upload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/twins/{id}/track": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where a twin of the caller's organization was: its positions over time (GeoJSON)
+         * @description The twin's positions in `occurred` order, as a GeoJSON FeatureCollection at the top of the body (`application/geo+json`; RFC 7946): a Point feature per position with `properties` `{occurred, accuracy, speed, heading, altitude}`, or with `format=line` one LineString feature of the page whose `properties.times` gives each vertex's `occurred`; `simplify=<metres>` thins that line (Douglas–Peucker, in metres on the ground), the kept vertices keeping their times. Pages hold `page_size` positions (1000 by default, at most 10000); while more follow, `links` has an entry with `rel: next` (OGC API – Features style; its `page_after` is an opaque cursor). Only twins of the caller's organization, even public ones: where a person or a vehicle was is not public (others: 404).
+         */
+        get: operations["PositionsController_track"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events": {
         parameters: {
             query?: never;
@@ -337,18 +377,21 @@ export interface paths {
          *     data: {"type":"events","id":"…","attributes":{"name":…,"category":…,"data":{…},"timestamp":…,"occurred":…}}
          *     ```
          *
-         *     `data` is the event resource as committed (for `deleted`: `{"type":"events","id":…}`). Message ids are
+         *     `data` is the event resource as committed (for `deleted`: `{"type":"events","id":…}`). When the twin itself
+         *     moves (`POST /twins/<TWIN_ID>/positions`, a batch, or a `location` change), `event: twin.moved` carries its
+         *     newest position: `{"type":"positions","attributes":{"coordinates":[lon,lat],"occurred":…,"accuracy":…,…},
+         *     "relationships":{"twin":{"data":{"type":"twins","id":…}}}}`, one per upload or batch. Message ids are
          *     positions in the change log: increasing, in commit order within the timeline. Comment lines
          *     (`: heartbeat …`) keep idle connections open (EVENT_STREAM_HEARTBEAT_MS, 15 s by default); `retry:`
          *     suggests a reconnection delay. Resuming: send `Last-Event-ID: <id of the last message>` (EventSource does
-         *     this itself) and every change made since (created, updated, deleted, in order, with the content each
+         *     this itself) and every change made since (created, updated, deleted, moved, in order, with the content each
          *     change committed) is sent first, then the live changes, none twice. The log keeps changes for
          *     STREAM_RETENTION_HOURS (24 h by default); a `Last-Event-ID` from before that, or one the log never gave,
          *     opens the stream with `event: reset` (`id:` and `data: {"position":…}` name where it continues): reload
          *     the timeline, then keep the stream. An event id as `Last-Event-ID` resumes after that event's creation.
          *     `name` and `category` limit the stream (replay included) to changes of events of that name and/or
          *     category, as the event is after the change (a deletion: as it was; an event renamed away from the filter
-         *     is not followed). Errors before the stream opens (tenant headers, a malformed `Last-Event-ID`, an unknown
+         *     is not followed); moves are then left out. Errors before the stream opens (tenant headers, a malformed `Last-Event-ID`, an unknown
          *     parameter) are JSON:API error documents.
          */
         get: operations["EventsController_stream"];
@@ -1085,13 +1128,13 @@ export interface components {
              */
             url: string;
             /**
-             * @description The change kinds to receive, at least one, each once: `event.created`, `event.updated`, `event.deleted`, `twin.created`, `twin.updated`, `quest.published`, `quest.embarked`.
+             * @description The change kinds to receive, at least one, each once: `event.created`, `event.updated`, `event.deleted`, `twin.created`, `twin.updated`, `twin.moved`, `quest.published`, `quest.embarked`.
              * @example [
              *       "event.created",
              *       "twin.updated"
              *     ]
              */
-            events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "quest.published" | "quest.embarked")[];
+            events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked")[];
             /** @example Order sync */
             description?: string | null;
         };
@@ -1102,12 +1145,12 @@ export interface components {
              */
             url?: string;
             /**
-             * @description The change kinds to receive, at least one, each once: `event.created`, `event.updated`, `event.deleted`, `twin.created`, `twin.updated`, `quest.published`, `quest.embarked`.
+             * @description The change kinds to receive, at least one, each once: `event.created`, `event.updated`, `event.deleted`, `twin.created`, `twin.updated`, `twin.moved`, `quest.published`, `quest.embarked`.
              * @example [
              *       "event.created"
              *     ]
              */
-            events?: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "quest.published" | "quest.embarked")[];
+            events?: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked")[];
             /** @example null */
             description?: string | null;
             /**
@@ -1244,6 +1287,202 @@ export interface components {
             data: components["schemas"]["OrganizationResource"][];
             included?: components["schemas"]["Included"];
             meta?: components["schemas"]["PaginationMeta"];
+        };
+        /** @description A timeline event. The id is a UUIDv7: ids sort by creation time. With a sparse fieldset (`fields[events]`) only the members it names are written, and `relationships` only when it names one. */
+        EventResource: {
+            /** @enum {string} */
+            type: "events";
+            /** Format: uuid */
+            id: string;
+            attributes: {
+                name: string;
+                category: string;
+                /** @description Free-form JSON object (at most 65536 bytes as compact JSON), returned as sent (member order aside). */
+                data: {
+                    [key: string]: unknown;
+                };
+                /**
+                 * Format: date-time
+                 * @description When the service stored the event; never changes.
+                 * @example 2026-11-21T19:26:03.123456Z
+                 */
+                timestamp: string;
+                /**
+                 * Format: date-time
+                 * @description When the event happened by the device's clock, as the client sent it (in UTC, six fraction digits); null when not sent.
+                 * @example 2026-11-21T19:26:03.123456Z
+                 */
+                occurred: string | null;
+            };
+        };
+        EventDocument: {
+            data: components["schemas"]["EventResource"];
+            included?: components["schemas"]["Included"];
+        };
+        EventListDocument: {
+            links: components["schemas"]["PageLinks"];
+            data: components["schemas"]["EventResource"][];
+            included?: components["schemas"]["Included"];
+            meta?: components["schemas"]["PaginationMeta"];
+        };
+        /** @description `{data: {type: "events", id?, attributes: {name, category, data, occurred?}}}`; the service makes the timestamp (sending it is refused) and, unless `id` names one, the id. */
+        EventCreateDocument: {
+            data: {
+                /** @enum {string} */
+                type: "events";
+                /**
+                 * Format: uuid
+                 * @description Optional: the id the client chose for the new resource (offline apps); 409 `id_exists` when it is taken. Without it the service makes one.
+                 */
+                id?: string;
+                attributes: components["schemas"]["CreateEventAttributes"];
+            };
+        };
+        /** @description `{data: {type: "events", id, attributes}}`: `id` is required and must be the path id; the keys of `data` are merged. */
+        EventUpdateDocument: {
+            data: {
+                /** @enum {string} */
+                type: "events";
+                /**
+                 * Format: uuid
+                 * @description The id of the URL (409 `id_mismatch` otherwise).
+                 */
+                id: string;
+                attributes?: components["schemas"]["UpdateEventAttributes"];
+            };
+        };
+        /** @description Optional: `{data: {type: "events", id}}`, whose `id`, when given, must be the path id. */
+        EventDeleteDocument: {
+            data: {
+                /** @enum {string} */
+                type: "events";
+                /**
+                 * Format: uuid
+                 * @description The id of the URL (409 `id_mismatch` otherwise).
+                 */
+                id?: string;
+            };
+        };
+        PositionAttributes: {
+            /** @description [longitude, latitude] in WGS 84 degrees (altitude has its own attribute). */
+            coordinates: number[];
+            /**
+             * Format: date-time
+             * @description When the device was there, by its own clock: ISO 8601 with seconds and an offset, at most microseconds. Required. At most a day ahead of the service's clock, and not older than POSITION_RETENTION_DAYS (90 by default; 0: any age).
+             */
+            occurred: string;
+            /** @description Metres: the radius of the device's uncertainty. */
+            accuracy?: number | null;
+            /** @description Metres per second. */
+            speed?: number | null;
+            /** @description Degrees clockwise from true north, from 0 up to (not including) 360. */
+            heading?: number | null;
+            /** @description Metres above the WGS 84 ellipsoid. */
+            altitude?: number | null;
+        };
+        /** @description A position of a twin. Positions have no id: the twin and `occurred` name one. */
+        PositionResource: {
+            /** @enum {string} */
+            type: "positions";
+            attributes: components["schemas"]["PositionAttributes"];
+            meta?: {
+                [key: string]: unknown;
+            };
+        };
+        PositionUploadDocument: {
+            data: components["schemas"]["PositionResource"][];
+            meta?: {
+                [key: string]: unknown;
+            };
+        };
+        PositionUploadAnswer: {
+            meta: {
+                /** @description Positions in the upload. */
+                received: number;
+                /** @description Positions stored now; the others were stored before (same twin and `occurred`). */
+                new: number;
+            };
+        };
+        GeoJsonLink: {
+            /** Format: uri */
+            href: string;
+            /** @description `self`, or `next` while more positions follow. */
+            rel: string;
+            type?: string;
+        };
+        TrackPoints: {
+            /** @enum {string} */
+            type: "FeatureCollection";
+            features: {
+                /** @enum {string} */
+                type: "Feature";
+                /**
+                 * @example {
+                 *       "type": "Point",
+                 *       "coordinates": [
+                 *         2.3522,
+                 *         48.8566
+                 *       ]
+                 *     }
+                 */
+                geometry: {
+                    /** @enum {string} */
+                    type: "Point";
+                    /** @description [longitude, latitude] in WGS 84 degrees. */
+                    coordinates: number[];
+                };
+                properties: {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-21T19:26:03.123456Z
+                     */
+                    occurred: string;
+                    /** @description Metres: the radius of the device's uncertainty. */
+                    accuracy: number | null;
+                    /** @description Metres per second. */
+                    speed: number | null;
+                    /** @description Degrees clockwise from true north, from 0 up to (not including) 360. */
+                    heading: number | null;
+                    /** @description Metres above the WGS 84 ellipsoid. */
+                    altitude: number | null;
+                };
+            }[];
+            numberReturned: number;
+            /**
+             * Format: date-time
+             * @description When the page was read.
+             * @example 2026-11-21T19:26:03.123456Z
+             */
+            timeStamp: string;
+            links: components["schemas"]["GeoJsonLink"][];
+        };
+        TrackLine: {
+            /** @enum {string} */
+            type: "FeatureCollection";
+            features: {
+                /** @enum {string} */
+                type: "Feature";
+                /** @description A LineString of the page's positions (after `simplify`); a Point when the page holds one position. */
+                geometry: {
+                    /** @enum {string} */
+                    type: "LineString" | "Point";
+                    coordinates: unknown[];
+                };
+                properties: {
+                    /** @description The `occurred` of each vertex, in order. */
+                    times: string[];
+                    /** @description Positions the page held before `simplify` thinned them. */
+                    positions: number;
+                };
+            }[];
+            numberReturned: number;
+            /**
+             * Format: date-time
+             * @description When the page was read.
+             * @example 2026-11-21T19:26:03.123456Z
+             */
+            timeStamp: string;
+            links: components["schemas"]["GeoJsonLink"][];
         };
         /** @description A twin in `GET /twins/` (list form: dasherized names). With a sparse fieldset (`fields[twins]`) only the members it names are written, and `relationships` only when it names one. */
         TwinListResource: {
@@ -1647,81 +1886,6 @@ export interface components {
                 attributes?: components["schemas"]["TokenAttributes"];
             };
         };
-        /** @description A timeline event. The id is a UUIDv7: ids sort by creation time. With a sparse fieldset (`fields[events]`) only the members it names are written, and `relationships` only when it names one. */
-        EventResource: {
-            /** @enum {string} */
-            type: "events";
-            /** Format: uuid */
-            id: string;
-            attributes: {
-                name: string;
-                category: string;
-                /** @description Free-form JSON object (at most 65536 bytes as compact JSON), returned as sent (member order aside). */
-                data: {
-                    [key: string]: unknown;
-                };
-                /**
-                 * Format: date-time
-                 * @description When the service stored the event; never changes.
-                 * @example 2026-11-21T19:26:03.123456Z
-                 */
-                timestamp: string;
-                /**
-                 * Format: date-time
-                 * @description When the event happened by the device's clock, as the client sent it (in UTC, six fraction digits); null when not sent.
-                 * @example 2026-11-21T19:26:03.123456Z
-                 */
-                occurred: string | null;
-            };
-        };
-        EventDocument: {
-            data: components["schemas"]["EventResource"];
-            included?: components["schemas"]["Included"];
-        };
-        EventListDocument: {
-            links: components["schemas"]["PageLinks"];
-            data: components["schemas"]["EventResource"][];
-            included?: components["schemas"]["Included"];
-            meta?: components["schemas"]["PaginationMeta"];
-        };
-        /** @description `{data: {type: "events", id?, attributes: {name, category, data, occurred?}}}`; the service makes the timestamp (sending it is refused) and, unless `id` names one, the id. */
-        EventCreateDocument: {
-            data: {
-                /** @enum {string} */
-                type: "events";
-                /**
-                 * Format: uuid
-                 * @description Optional: the id the client chose for the new resource (offline apps); 409 `id_exists` when it is taken. Without it the service makes one.
-                 */
-                id?: string;
-                attributes: components["schemas"]["CreateEventAttributes"];
-            };
-        };
-        /** @description `{data: {type: "events", id, attributes}}`: `id` is required and must be the path id; the keys of `data` are merged. */
-        EventUpdateDocument: {
-            data: {
-                /** @enum {string} */
-                type: "events";
-                /**
-                 * Format: uuid
-                 * @description The id of the URL (409 `id_mismatch` otherwise).
-                 */
-                id: string;
-                attributes?: components["schemas"]["UpdateEventAttributes"];
-            };
-        };
-        /** @description Optional: `{data: {type: "events", id}}`, whose `id`, when given, must be the path id. */
-        EventDeleteDocument: {
-            data: {
-                /** @enum {string} */
-                type: "events";
-                /**
-                 * Format: uuid
-                 * @description The id of the URL (409 `id_mismatch` otherwise).
-                 */
-                id?: string;
-            };
-        };
         /** @description A bare JSON object (labelled `application/vnd.api+json` like every answer), not a JSON:API document. */
         HealthStatus: {
             /** @enum {string} */
@@ -1793,7 +1957,7 @@ export interface components {
             data: components["schemas"]["ImageResource"];
             included?: components["schemas"]["Included"];
         };
-        /** @description `add` (events, twins): `data` as `POST /events/` or `POST /my/twins/` takes it (an `id` the client chose is welcome). `update` (events, twins): `data` with `id` (or `ref`) as the PATCH of the resource takes it. `remove` (events): `ref` only. */
+        /** @description `add` (events, twins): `data` as `POST /events/` or `POST /my/twins/` takes it (an `id` the client chose is welcome). `update` (events, twins): `data` with `id` (or `ref`) as the PATCH of the resource takes it. `remove` (events): `ref` only. `add` (positions): a position as `POST /twins/<TWIN_ID>/positions` takes it, naming its twin in `relationships.twin` (a twin of the caller's organization). */
         AtomicOperation: {
             /** @enum {string} */
             op: "add" | "update" | "remove";
@@ -1806,10 +1970,10 @@ export interface components {
             };
             data?: {
                 /** @enum {string} */
-                type: "events" | "twins";
+                type: "events" | "twins" | "positions";
                 /** Format: uuid */
                 id?: string;
-                attributes?: components["schemas"]["CreateEventAttributes"] | components["schemas"]["UpdateEventAttributes"] | components["schemas"]["CreateTwinAttributes"] | components["schemas"]["UpdateTwinAttributes"];
+                attributes?: components["schemas"]["CreateEventAttributes"] | components["schemas"]["UpdateEventAttributes"] | components["schemas"]["CreateTwinAttributes"] | components["schemas"]["UpdateTwinAttributes"] | components["schemas"]["PositionAttributes"];
                 relationships?: {
                     [key: string]: unknown;
                 };
@@ -1822,8 +1986,15 @@ export interface components {
             "atomic:operations": components["schemas"]["AtomicOperation"][];
         };
         AtomicResultsDocument: {
-            /** @description One result per operation, in order: `{data: resource}` (events in their `/events/` form, twins in their detail form), or `{}` for a `remove`. */
+            /** @description One result per operation, in order: `{data: resource}` (events in their `/events/` form, twins in their detail form), or `{}` for a `remove` and a position `add`. */
             "atomic:results": (components["schemas"]["EventDocument"] | components["schemas"]["TwinDetailDocument"] | Record<string, never>)[];
+            /** @description With position `add`s: how many the batch held, and how many were new (the others were stored before). */
+            meta?: {
+                positions?: {
+                    received: number;
+                    new: number;
+                };
+            };
         };
         /** @description The answer of `POST /quests/` (a smaller form than the full one). With a sparse fieldset (`fields[quests]`) only the members it names are written, and `relationships` only when it names one. */
         CreatedQuestResource: {
@@ -2085,7 +2256,7 @@ export interface components {
                  */
                 url: string;
                 /** @description The change kinds it receives. */
-                events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "quest.published" | "quest.embarked")[];
+                events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked")[];
                 description: string | null;
                 /** @description Disabled: nothing new is queued for it; what was queued waits. */
                 enabled: boolean;
@@ -2120,7 +2291,7 @@ export interface components {
                  */
                 url: string;
                 /** @description The change kinds it receives. */
-                events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "quest.published" | "quest.embarked")[];
+                events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked")[];
                 description: string | null;
                 /** @description Disabled: nothing new is queued for it; what was queued waits. */
                 enabled: boolean;
@@ -2157,7 +2328,7 @@ export interface components {
                  */
                 "webhook-id": string;
                 /** @enum {string} */
-                "event-type": "event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "quest.published" | "quest.embarked";
+                "event-type": "event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked";
                 /** @description 1 for the first attempt of the delivery. */
                 attempt: number;
                 /** @description The receiver's HTTP status; null when none came (see `error`). */
@@ -2215,7 +2386,7 @@ export interface components {
         };
         WebhookPayload: {
             /** @enum {string} */
-            type: "event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "quest.published" | "quest.embarked";
+            type: "event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked";
             /**
              * Format: date-time
              * @description When the change was committed (UTC, microseconds).
@@ -3955,6 +4126,200 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    PositionsController_upload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A UUID; anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A document of positions. */
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["PositionUploadDocument"];
+                "application/json": components["schemas"]["PositionUploadDocument"];
+            };
+        };
+        responses: {
+            /** @description `{meta: {received, new}}` */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "meta": {
+                     *         "received": 2,
+                     *         "new": 2
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.api+json": components["schemas"]["PositionUploadAnswer"];
+                };
+            };
+            /** @description `invalid_document`: a malformed document or position (`source.pointer` `/data/<n>/…`, one error object per problem). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: a tenant header (`source.header`), or a position with an `id` (positions have none). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_found`: no twin of the caller's organization has this id (twins of other organizations included, even public ones). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            /** @description `type_mismatch`: a resource whose `type` is not `positions`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    PositionsController_track: {
+        parameters: {
+            query?: {
+                /** @description Positions that occurred at or after this instant (ISO 8601; inclusive). */
+                since?: string;
+                /** @description Positions that occurred before this instant (ISO 8601; exclusive). */
+                until?: string;
+                /** @description The cursor of the next page: follow the `links` entry with `rel: next`. */
+                page_after?: string;
+                /** @description Positions per page: 1000 unless given, at most 10000. */
+                page_size?: number;
+                /** @description `points` (default): a Point feature per position; `line`: one LineString feature of the page, its times in `properties.times`. */
+                format?: "points" | "line";
+                /** @description With `format=line`: thin the line (Douglas–Peucker) to within this many metres of the track; the kept vertices keep their times. */
+                simplify?: number;
+            };
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description A UUID; anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A FeatureCollection (`application/geo+json`): Point features, or one LineString feature with `format=line`. */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/geo+json": components["schemas"]["TrackPoints"] | components["schemas"]["TrackLine"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_parameter`: a malformed parameter, `until` not after `since`, `simplify` without `format=line`, a `page_after` that is not this track's cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_found`: no twin of the caller's organization has this id (public twins of other organizations included). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
@@ -6885,7 +7250,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["WebhookWithSecretDocument"];
                 };
             };
-            /** @description `invalid_document` (`source.pointer`): an unknown or invalid attribute; a `url` that is not `https`, carries credentials, does not resolve, or resolves to a private, loopback, link-local or metadata address; an event type other than event.created, event.updated, event.deleted, twin.created, twin.updated, quest.published, quest.embarked. `invalid_header`: a tenant header. */
+            /** @description `invalid_document` (`source.pointer`): an unknown or invalid attribute; a `url` that is not `https`, carries credentials, does not resolve, or resolves to a private, loopback, link-local or metadata address; an event type other than event.created, event.updated, event.deleted, twin.created, twin.updated, twin.moved, quest.published, quest.embarked. `invalid_header`: a tenant header. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7158,7 +7523,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["WebhookDocument"];
                 };
             };
-            /** @description `invalid_document` (`source.pointer`): an unknown or invalid attribute; a `url` that is not `https`, carries credentials, does not resolve, or resolves to a private, loopback, link-local or metadata address; an event type other than event.created, event.updated, event.deleted, twin.created, twin.updated, quest.published, quest.embarked. `invalid_header`: a tenant header. */
+            /** @description `invalid_document` (`source.pointer`): an unknown or invalid attribute; a `url` that is not `https`, carries credentials, does not resolve, or resolves to a private, loopback, link-local or metadata address; an event type other than event.created, event.updated, event.deleted, twin.created, twin.updated, twin.moved, quest.published, quest.embarked. `invalid_header`: a tenant header. */
             400: {
                 headers: {
                     [name: string]: unknown;

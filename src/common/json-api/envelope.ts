@@ -1,7 +1,7 @@
 import { versionEtag } from '../http/conditional.js';
 import { CursorPage } from './cursor.js';
-import { Page, pageLinks, paginationMeta } from './pagination.js';
-import { JsonText } from './resource.js';
+import { Page, pageLinks, pageUrl, paginationMeta } from './pagination.js';
+import { GEO_JSON_MEDIA_TYPE, JsonText } from './resource.js';
 
 /**
  * Marks a handler result that is already the complete response body (e.g. the contract's bare
@@ -23,6 +23,20 @@ export class FeaturePage {
   constructor(
     readonly features: string,
     readonly page: Page<undefined>,
+  ) {}
+}
+
+/**
+ * A GeoJSON FeatureCollection at the top of the body (RFC 7946, `application/geo+json`), paged the way
+ * OGC API – Features pages: `links` holds `self`, and `next` (the cursor in `page_after`) while more
+ * remain; `numberReturned` counts the features, `timeStamp` says when the page was read. `features` is
+ * JSON array text.
+ */
+export class FeatureCollection {
+  constructor(
+    readonly features: string,
+    readonly numberReturned: number,
+    readonly nextCursor: string | null,
   ) {}
 }
 
@@ -85,7 +99,7 @@ const includedMember = (text: JsonText): string => (text.included === undefined 
 /**
  * The one envelope builder: a resource or list becomes `{data}` (with `included` when asked for), a
  * numbered page `{links, data, meta: {pagination}}`, a keyset page `{links, data}`, a page of the map
- * listing `{links, data: {results, meta, links}, meta}`. With JsonText data
+ * listing `{links, data: {results, meta, links}, meta}`, a FeatureCollection itself. With JsonText data
  * the envelope is written around the text.
  */
 export function buildEnvelope(result: unknown, requestUrl: () => URL): unknown {
@@ -95,6 +109,12 @@ export function buildEnvelope(result: unknown, requestUrl: () => URL): unknown {
     const links = JSON.stringify(pageLinks(requestUrl(), result.page));
     const meta = JSON.stringify(paginationMeta(result.page));
     return `{"links":${links},"data":{"results":${result.features},"meta":${meta},"links":${links}},"meta":${meta}}`;
+  }
+  if (result instanceof FeatureCollection) {
+    const url = requestUrl();
+    const links = [{ href: url.href, rel: 'self', type: GEO_JSON_MEDIA_TYPE }];
+    if (result.nextCursor !== null) links.push({ href: pageUrl(url, 'page_after', ['page_after'])(result.nextCursor), rel: 'next', type: GEO_JSON_MEDIA_TYPE });
+    return `{"type":"FeatureCollection","features":${result.features},"numberReturned":${result.numberReturned},"timeStamp":"${new Date().toISOString().replace('Z', '000Z')}","links":${JSON.stringify(links)}}`;
   }
   if (result instanceof JsonText) return `{"data":${result.text}${includedMember(result)}}`;
   if (result instanceof CursorPage) return `{"links":${JSON.stringify(result.links(requestUrl()))},"data":${result.data.text}${includedMember(result.data)}}`;

@@ -54,6 +54,7 @@ the twin detail (\`meta_data\`, \`phone_number\`): the interface the clients wer
 /** Every tag an operation uses, with what it groups. */
 const TAGS: [name: string, description: string][] = [
   ['twins', 'Digital twins: things, people and places acting for their owners, shown on a map.'],
+  ['positions', "Where the organization's twins were: positions reported by devices, and tracks over time (GeoJSON)."],
   ['quests', 'Quests (collections of tasks), their tasks, embarking on them, and the revenue they earn.'],
   ['images', 'Image uploads (PNG, JPEG, WebP, GIF), used as quest summary images.'],
   ['events', "Timeline events of the acting twin, and their live stream."],

@@ -18,6 +18,7 @@ export interface TypeOf {
   timestamptz: string;
   boolean: boolean;
   integer: number;
+  float8: number;
   /** 64-bit integers as numbers (installPgTypeParsers: counts and positions stay far below 2^53). */
   bigint: number;
   smallint: number;
@@ -71,6 +72,7 @@ const CASTS: Record<keyof TypeOf, string> = {
   timestamptz: 'timestamptz',
   boolean: 'boolean',
   integer: 'int',
+  float8: 'float8',
   bigint: 'bigint',
   smallint: 'smallint',
   jsonb: 'jsonb',

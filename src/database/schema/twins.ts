@@ -13,6 +13,8 @@ export const twins = defineTable(
     personal: { type: 'boolean', default: false },
     public: { type: 'boolean', default: false },
     location: { type: 'geometry', spatialFeatureType: 'Point', srid: 4326, nullable: true },
+    /** When `location` was reported (its position's `occurred`); null when unknown, older than any position (migration Positions). */
+    location_occurred: { type: 'timestamptz', nullable: true },
     // A database-generated uuid (DEFAULT gen_random_uuid()), declared the way TypeORM reads it back.
     personality_id: { type: 'uuid', generated: 'uuid' },
     characteristics: { type: 'text', array: true, default: '{}' },

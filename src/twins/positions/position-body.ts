@@ -1,0 +1,174 @@
+import { ApiError, invalidDocument } from '../../common/json-api/api-error.js';
+import { AggregateApiError } from '../../common/json-api/error-mapper.js';
+import { isInstant } from '../../common/json-api/query.js';
+import { isPlainObject, isUuid } from '../../common/value-checks.js';
+
+/** Positions per upload (`POST /twins/<TWIN_ID>/positions`). */
+export const MAX_POSITIONS = 1000;
+/** A device clock may run ahead of the service's by this much; a position further in the future is refused. */
+export const FUTURE_TOLERANCE_MS = 24 * 3600 * 1000;
+/** Problems reported per refused upload: enough to fix a device's encoder, not a megabyte of errors. */
+const MAX_REPORTED = 100;
+
+/** One position as sent (`attributes` of a `positions` resource object), validated. */
+export interface Position {
+  lon: number;
+  lat: number;
+  /** ISO 8601 as sent: PostgreSQL reads it at full (microsecond) precision. */
+  occurred: string;
+  /** `occurred` as milliseconds since the epoch (its day's partition; the retention). */
+  occurredMs: number;
+  accuracy: number | null;
+  speed: number | null;
+  heading: number | null;
+  altitude: number | null;
+}
+
+/** What an upload may say of when a position is acceptable. */
+export interface PositionWindow {
+  /** Now, by the service's clock (ms). */
+  now: number;
+  /** POSITION_RETENTION_DAYS: older positions are refused (0: none is too old). */
+  retentionDays: number;
+}
+
+const ATTRIBUTES = new Set(['coordinates', 'occurred', 'accuracy', 'speed', 'heading', 'altitude']);
+
+/** The optional numbers: each null or a finite number in its range. */
+const MEASURES: { name: 'accuracy' | 'speed' | 'heading' | 'altitude'; check: (value: number) => boolean; rule: string }[] = [
+  { name: 'accuracy', check: (v) => v >= 0, rule: 'metres, 0 or more' },
+  { name: 'speed', check: (v) => v >= 0, rule: 'metres per second, 0 or more' },
+  { name: 'heading', check: (v) => v >= 0 && v < 360, rule: 'degrees clockwise from north, from 0 up to (not including) 360' },
+  { name: 'altitude', check: () => true, rule: 'metres above the WGS 84 ellipsoid' },
+];
+
+/** Collects the problems of a document, each with its pointer, and throws them together. */
+class Problems {
+  readonly list: ApiError[] = [];
+  add(detail: string, pointer: string): void {
+    if (this.list.length < MAX_REPORTED) this.list.push(invalidDocument(detail, pointer));
+  }
+  throwIfAny(): void {
+    if (this.list.length === 1) throw this.list[0];
+    if (this.list.length > 1) throw new AggregateApiError(400, this.list);
+  }
+}
+
+/**
+ * The positions of an upload, `{data: [{type: "positions", attributes: {…}}, …]}`, 1 to MAX_POSITIONS.
+ * All or nothing: every problem is reported (400, `source.pointer` `/data/<n>/…`), and none is stored.
+ */
+export function readPositionUpload(body: unknown, window: PositionWindow): Position[] {
+  if (!isPlainObject(body)) throw invalidDocument('The request document must be a JSON object {"data": [positions]}.', '');
+  const unknown = Object.keys(body).find((name) => name !== 'data' && name !== 'meta' && name !== 'jsonapi');
+  if (unknown !== undefined) throw invalidDocument(`Unknown member "${unknown}".`, `/${unknown.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+  const data = body.data;
+  if (!Array.isArray(data)) throw invalidDocument('"data" must be an array of positions resource objects.', '/data');
+  if (data.length === 0 || data.length > MAX_POSITIONS) {
+    throw invalidDocument(`"data" must hold 1 to ${MAX_POSITIONS} positions (${data.length} sent).`, '/data');
+  }
+  const problems = new Problems();
+  const positions = data.map((resource, index) => readPositionResource(resource, `/data/${index}`, window, problems, false)?.position);
+  problems.throwIfAny();
+  return positions as Position[];
+}
+
+/** A position of a batch (`add` of `positions` in `POST /operations`), naming its twin in `relationships.twin`. */
+export function readPositionOperation(data: unknown, window: PositionWindow): { twinId: string; position: Position } {
+  const problems = new Problems();
+  const read = readPositionResource(data, '/data', window, problems, true);
+  problems.throwIfAny();
+  return read as { twinId: string; position: Position };
+}
+
+/** A positions resource object; undefined (with its problems added) when it is not a valid one. */
+function readPositionResource(
+  resource: unknown,
+  at: string,
+  window: PositionWindow,
+  problems: Problems,
+  namesTwin: boolean,
+): { twinId: string | undefined; position: Position } | undefined {
+  if (!isPlainObject(resource)) {
+    problems.add('A position must be a resource object {"type": "positions", "attributes": {…}}.', at);
+    return undefined;
+  }
+  const before = problems.list.length;
+  for (const member of Object.keys(resource)) {
+    if (member === 'type' || member === 'attributes' || member === 'meta' || (namesTwin && member === 'relationships')) continue;
+    if (member === 'id' || member === 'lid') throw new ApiError(403, 'forbidden', 'Forbidden', 'Positions have no id: a twin and its `occurred` name one.', { pointer: `${at}/${member}` });
+    problems.add(`Unknown member "${member}" of a position.`, `${at}/${member}`);
+  }
+  if (resource.type !== 'positions') {
+    if (typeof resource.type === 'string') throw new ApiError(409, 'type_mismatch', 'Conflict', '"type" must be "positions".', { pointer: `${at}/type` });
+    problems.add('"type" must be "positions".', `${at}/type`);
+  }
+  const twinId = namesTwin ? readTwinRelationship(resource.relationships, `${at}/relationships`, problems) : undefined;
+  const attributes = resource.attributes;
+  if (!isPlainObject(attributes)) {
+    problems.add('"attributes" must be an object with "coordinates" and "occurred".', `${at}/attributes`);
+    return undefined;
+  }
+  const pointer = `${at}/attributes`;
+  for (const name of Object.keys(attributes)) {
+    if (!ATTRIBUTES.has(name)) problems.add(`Unknown attribute "${name}" of a position (coordinates, occurred, accuracy, speed, heading, altitude).`, `${pointer}/${name}`);
+  }
+  const [lon, lat] = readCoordinates(attributes.coordinates, `${pointer}/coordinates`, problems);
+  const occurred = attributes.occurred;
+  let occurredMs = Number.NaN;
+  if (typeof occurred !== 'string' || !isInstant(occurred)) {
+    problems.add(
+      'occurred is required: an ISO 8601 timestamp with seconds and an offset (Z or ±hh:mm), at most microseconds, of a real date (years 1–9999).',
+      `${pointer}/occurred`,
+    );
+  } else {
+    occurredMs = Date.parse(occurred);
+    if (occurredMs > window.now + FUTURE_TOLERANCE_MS) {
+      problems.add(`occurred ${occurred} is more than a day ahead of the service's clock: check the device's clock.`, `${pointer}/occurred`);
+    } else if (window.retentionDays > 0 && occurredMs < window.now - window.retentionDays * 86_400_000) {
+      problems.add(
+        `occurred ${occurred} is older than the service keeps positions (POSITION_RETENTION_DAYS: ${window.retentionDays} days); it would be dropped.`,
+        `${pointer}/occurred`,
+      );
+    }
+  }
+  const measures: Record<string, number | null> = {};
+  for (const { name, check, rule } of MEASURES) {
+    const value = attributes[name];
+    if (value === undefined || value === null) measures[name] = null;
+    else if (typeof value === 'number' && Number.isFinite(value) && check(value)) measures[name] = value;
+    else problems.add(`${name} must be null or a number: ${rule}.`, `${pointer}/${name}`);
+  }
+  if (problems.list.length > before) return undefined;
+  return {
+    twinId,
+    position: { lon, lat, occurred: occurred as string, occurredMs, accuracy: measures.accuracy, speed: measures.speed, heading: measures.heading, altitude: measures.altitude },
+  };
+}
+
+function readCoordinates(value: unknown, pointer: string, problems: Problems): [number, number] {
+  const numbers = Array.isArray(value) && value.length === 2 && value.every((v) => typeof v === 'number' && Number.isFinite(v));
+  if (!numbers) {
+    problems.add('coordinates is required: [longitude, latitude] in degrees (WGS 84), two numbers; altitude has its own attribute.', pointer);
+    return [0, 0];
+  }
+  const [lon, lat] = value as [number, number];
+  if (lon < -180 || lon > 180) problems.add('The longitude (coordinates[0]) must be from -180 to 180.', `${pointer}/0`);
+  if (lat < -90 || lat > 90) problems.add('The latitude (coordinates[1]) must be from -90 to 90.', `${pointer}/1`);
+  return [lon, lat];
+}
+
+function readTwinRelationship(relationships: unknown, pointer: string, problems: Problems): string | undefined {
+  const twin = isPlainObject(relationships) ? relationships.twin : undefined;
+  const data = isPlainObject(twin) ? twin.data : undefined;
+  if (!isPlainObject(data) || data.type !== 'twins' || !isUuid(data.id)) {
+    problems.add('A position of a batch names its twin: "relationships": {"twin": {"data": {"type": "twins", "id": <TWIN_ID>}}}.', `${pointer}/twin`);
+    return undefined;
+  }
+  const unknown = Object.keys(relationships as object).find((name) => name !== 'twin');
+  if (unknown !== undefined) problems.add(`Unknown relationship "${unknown}" of a position (only "twin").`, `${pointer}/${unknown}`);
+  return data.id.toLowerCase();
+}
+
+/** The UTC day (`YYYY-MM-DD`) of a time in ms: the partition a position is stored in. */
+export const utcDay = (ms: number): string => new Date(Math.floor(ms / 86_400_000) * 86_400_000).toISOString().slice(0, 10);

@@ -1,0 +1,146 @@
+import { Injectable } from '@nestjs/common';
+import { notifyChangeSql, recordChangesSql } from '../../database/change-log.js';
+import { rowShape } from '../../database/row-shape.js';
+import { Sql } from '../../database/sql.js';
+import { SqlParams } from '../../database/sql-params.js';
+import { isoTimestampSql } from '../../database/timestamps.js';
+import type { Position } from './position-body.js';
+
+/**
+ * A position as JSON text, the resource of a `twin.moved` change (what the stream and webhooks carry):
+ * the row aliased `a` (its `twin_id`, `occurred`, `location` and measures) in the upload's own form.
+ */
+export const positionJsonSql = (a: string): string =>
+  `json_build_object('type', 'positions',
+     'attributes', json_build_object('coordinates', json_build_array(ST_X(${a}.location), ST_Y(${a}.location)), 'occurred', ${isoTimestampSql(`${a}.occurred`)},
+                                     'accuracy', ${a}.accuracy, 'speed', ${a}.speed, 'heading', ${a}.heading, 'altitude', ${a}.altitude),
+     'relationships', json_build_object('twin', json_build_object('data', json_build_object('type', 'twins', 'id', ${a}.twin_id))))::text`;
+
+/**
+ * The `twin.moved` change CTE `moves` of the twins rows of CTE `moved` (id, organization_id, and the
+ * position's columns). In twin id order: each twin's change takes that twin's change-log lock, and
+ * statements moving several twins must take them in one order, or two could deadlock.
+ */
+export const twinMovedChangeSql = (moved: string): string =>
+  recordChangesSql({ kind: 'twin.moved', from: `${moved} m ORDER BY m.twin_id`, organization: 'm.organization_id', twin: 'm.twin_id', subject: 'm.twin_id', resource: positionJsonSql('m') });
+
+/** What one twin's part of a recorded batch did: its new positions, and its `twin.moved` change when it moved. */
+export interface RecordedTwin {
+  twin_id: string;
+  /** Positions stored (the others were duplicates). */
+  stored: number;
+  /** The change's position in the change log, and its resource, when the twin moved. */
+  position: string | null;
+  resource: string | null;
+}
+const RECORDED = rowShape({ twin_id: 'uuid', stored: 'integer', position: 'text?', resource: 'text?' });
+const RECORDED_NOTIFYING = rowShape({ twin_id: 'uuid', stored: 'integer', position: 'text?', resource: 'text?', notified: 'text?' });
+
+/** A position of a track, read to be drawn as a line. */
+export interface TrackRow {
+  lon: number;
+  lat: number;
+  occurred: string;
+  accuracy: number | null;
+  speed: number | null;
+  heading: number | null;
+  altitude: number | null;
+}
+const TRACK_ROW = rowShape({ lon: 'float8', lat: 'float8', occurred: 'timestamptz', accuracy: 'float8?', speed: 'float8?', heading: 'float8?', altitude: 'float8?' });
+const OWN = rowShape({ own: 'boolean' });
+const TRACK_TEXT = rowShape({ own: 'boolean', features: 'text?', count: 'integer', last: 'text?' });
+
+/** Which part of a twin's track to read: `since` inclusive, `until` exclusive, after a page's last `occurred`. */
+export interface TrackRange {
+  since?: string;
+  until?: string;
+  after?: string;
+  size: number;
+}
+
+/**
+ * SQL of positions (migration Positions). A batch of positions is one statement: the positions stored
+ * (a duplicate of a twin and `occurred` is skipped), each twin moved to its newest one when that is newer
+ * than where the twin is (`location_occurred`), and a `twin.moved` change per moved twin. Track pages
+ * read the primary key alone (it covers the columns shown), in `occurred` order.
+ */
+@Injectable()
+export class PositionsRepository {
+  constructor(private readonly sql: Sql) {}
+
+  /**
+   * Stores positions of the organization's twins (`twinIds[i]` is position i's twin). A twin of another
+   * organization, or none, gets no row: the answer names only the organization's twins, each once.
+   * `channel` (the event bus's NOTIFY channel, or null) makes the moves announce themselves.
+   */
+  async record(organizationId: string, twinIds: readonly string[], positions: readonly Position[], channel: string | null): Promise<RecordedTwin[]> {
+    const column = <K extends keyof Position>(key: K) => positions.map((position) => position[key]);
+    return this.sql.rows(
+      channel ? RECORDED_NOTIFYING : RECORDED,
+      `WITH input AS (
+         SELECT * FROM unnest($2::uuid[], $3::timestamptz[], $4::float8[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[])
+           AS i(twin_id, occurred, lon, lat, accuracy, speed, heading, altitude)
+       ), owned AS MATERIALIZED (
+         SELECT t.id FROM twins t WHERE t.organization_id = $1 AND t.id IN (SELECT i.twin_id FROM input i) ORDER BY t.id FOR NO KEY UPDATE
+       ), stored AS (
+         INSERT INTO positions (organization_id, twin_id, occurred, location, accuracy, speed, heading, altitude)
+         SELECT $1, i.twin_id, i.occurred, ST_SetSRID(ST_MakePoint(i.lon, i.lat), 4326), i.accuracy, i.speed, i.heading, i.altitude
+           FROM input i WHERE i.twin_id IN (SELECT o.id FROM owned o)
+         ON CONFLICT (organization_id, twin_id, occurred) DO NOTHING
+         RETURNING *
+       ), newest AS (
+         SELECT DISTINCT ON (s.twin_id) s.* FROM stored s ORDER BY s.twin_id, s.occurred DESC
+       ), moved AS (
+         UPDATE twins t SET location = n.location, location_occurred = n.occurred, modified = now()
+           FROM newest n
+          WHERE t.id = n.twin_id AND t.organization_id = $1 AND (t.location_occurred IS NULL OR t.location_occurred < n.occurred)
+         RETURNING n.*
+       ), c AS (${twinMovedChangeSql('moved')})
+       SELECT o.id AS twin_id, (SELECT count(*) FROM stored s WHERE s.twin_id = o.id)::int AS stored, c.position::text AS position, c.resource
+              ${channel ? `, CASE WHEN c.position IS NOT NULL THEN ${notifyChangeSql(channel)} END AS notified` : ''}
+         FROM owned o LEFT JOIN c ON c.twin_id = o.id`,
+      [organizationId, twinIds, column('occurred'), column('lon'), column('lat'), column('accuracy'), column('speed'), column('heading'), column('altitude')],
+    );
+  }
+
+  /** Whether the organization has this twin. */
+  async ownTwin(organizationId: string, twinId: string): Promise<boolean> {
+    return (await this.sql.one(OWN, `SELECT EXISTS (SELECT 1 FROM twins WHERE id = $2 AND organization_id = $1) AS own`, [organizationId, twinId])).own;
+  }
+
+  /** A page of the twin's positions as GeoJSON Point features (JSON text built by PostgreSQL), oldest first. */
+  async trackFeatures(organizationId: string, twinId: string, range: TrackRange): Promise<{ own: boolean; features: string; count: number; last: string | null }> {
+    const p = new SqlParams();
+    const page = this.pageSql(p, organizationId, twinId, range);
+    const feature = `json_build_object('type', 'Feature', 'geometry', json_build_object('type', 'Point', 'coordinates', json_build_array(ST_X(p.location), ST_Y(p.location))),
+                       'properties', json_build_object('occurred', ${isoTimestampSql('p.occurred')}, 'accuracy', p.accuracy, 'speed', p.speed, 'heading', p.heading, 'altitude', p.altitude))::text`;
+    const size = p.add(range.size, '::int');
+    const row = await this.sql.one(
+      TRACK_TEXT,
+      `WITH page AS (${page}), kept AS (SELECT * FROM page p ORDER BY p.occurred LIMIT ${size})
+       SELECT EXISTS (SELECT 1 FROM twins t WHERE t.id = ${p.add(twinId, '::uuid')} AND t.organization_id = ${p.add(organizationId, '::uuid')}) AS own,
+              (SELECT string_agg(${feature}, ',' ORDER BY p.occurred) FROM kept p) AS features,
+              (SELECT count(*) FROM page)::int AS count,
+              (SELECT ${isoTimestampSql('max(p.occurred)')} FROM kept p) AS last`,
+      p.values,
+    );
+    return { own: row.own, features: `[${row.features ?? ''}]`, count: row.count, last: row.last };
+  }
+
+  /** A page of the twin's positions as rows (to be drawn as a line), oldest first: `size` of them, and one more when more follow. */
+  async trackRows(organizationId: string, twinId: string, range: TrackRange): Promise<TrackRow[]> {
+    const p = new SqlParams();
+    const page = this.pageSql(p, organizationId, twinId, range);
+    return this.sql.rows(TRACK_ROW, `SELECT ST_X(p.location) AS lon, ST_Y(p.location) AS lat, p.occurred, p.accuracy, p.speed, p.heading, p.altitude FROM (${page}) p ORDER BY p.occurred`, p.values);
+  }
+
+  /** The twin's positions in range, in `occurred` order, one more than a page (whether more follow). */
+  private pageSql(p: SqlParams, organizationId: string, twinId: string, range: TrackRange): string {
+    const conditions = [`p.organization_id = ${p.add(organizationId, '::uuid')}`, `p.twin_id = ${p.add(twinId, '::uuid')}`];
+    if (range.since !== undefined) conditions.push(`p.occurred >= ${p.add(range.since, '::timestamptz')}`);
+    if (range.until !== undefined) conditions.push(`p.occurred < ${p.add(range.until, '::timestamptz')}`);
+    if (range.after !== undefined) conditions.push(`p.occurred > ${p.add(range.after, '::timestamptz')}`);
+    return `SELECT p.occurred, p.location, p.accuracy, p.speed, p.heading, p.altitude FROM positions p WHERE ${conditions.join(' AND ')}
+             ORDER BY p.occurred LIMIT ${p.add(range.size + 1, '::int')}`;
+  }
+}
