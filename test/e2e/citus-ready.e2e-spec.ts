@@ -20,6 +20,7 @@ const DISTRIBUTED = [
   'changes',
   'twin_counts',
   'twin_tile_cells',
+  'positions',
   'quest_tasks',
   'revenue_entries',
   'webhook_deliveries',
@@ -33,6 +34,7 @@ const COMPOSITE_KEYS = ['twins', 'quests', 'webhooks', 'events'];
 const SAME_ORGANIZATION: { table: string; column: string; target: string }[] = [
   { table: 'events', column: 'twin_id', target: 'twins' },
   { table: 'idempotency_keys', column: 'twin_id', target: 'twins' },
+  { table: 'positions', column: 'twin_id', target: 'twins' },
   { table: 'quests', column: 'twin_id', target: 'twins' },
   { table: 'quest_tasks', column: 'quest_id', target: 'quests' },
   { table: 'revenue_entries', column: 'quest_id', target: 'quests' },

@@ -318,4 +318,13 @@ describe('positions: uploads, moves and tracks', () => {
     expect(await names()).toContain(`positions_${day(0).replace(/-/g, '')}`);
     expect((await track(alpha, twin)).json().features).toEqual([]);
   });
+
+  it('makes a partition again when another instance dropped one this instance knew', async () => {
+    const twin = await newTwin(alpha);
+    const fiveDaysAgo = at(-5 * 24 * 60);
+    expect((await upload(alpha, twin, [position([1, 1], fiveDaysAgo)])).json()).toEqual({ meta: { received: 1, new: 1 } });
+    await service.dataSource.query(`DROP TABLE positions_${fiveDaysAgo.slice(0, 10).replace(/-/g, '')}`);
+    expect((await upload(alpha, twin, [position([2, 2], fiveDaysAgo)])).json()).toEqual({ meta: { received: 1, new: 1 } });
+    expect((await track(alpha, twin)).json().features.map((f: { geometry: { coordinates: number[] } }) => f.geometry.coordinates)).toEqual([[2, 2]]);
+  });
 });

@@ -60,9 +60,12 @@ export class PositionPartitions implements OnApplicationBootstrap, OnApplication
     return this.dropExpired(now);
   }
 
-  /** Makes sure each day (`YYYY-MM-DD`) has its partition. Cheap when every day is known (no statement). */
-  async ensure(days: Iterable<string>): Promise<void> {
-    const missing = [...new Set(days)].filter((day) => !this.known.has(day));
+  /**
+   * Makes sure each day (`YYYY-MM-DD`) has its partition. Cheap when every day is known (no statement);
+   * `recheck` asks the catalog even so (a partition this instance knew was dropped by another).
+   */
+  async ensure(days: Iterable<string>, recheck = false): Promise<void> {
+    const missing = [...new Set(days)].filter((day) => recheck || !this.known.has(day));
     if (missing.length === 0) return;
     await this.refresh();
     const absent = missing.filter((day) => !this.known.has(day));

@@ -21,6 +21,9 @@ export interface PositionCounts {
   new: number;
 }
 
+/** PostgreSQL's refusal of a row no partition of `positions` holds. */
+const isMissingPartition = (error: unknown): boolean => error instanceof Error && /no partition of relation "positions"/.test(error.message);
+
 /** A position names a twin its organization does not have (or none): 404, and the upload or batch stores nothing. */
 export class UnknownTwin extends ApiError {
   constructor(readonly twinId: string) {
@@ -62,7 +65,8 @@ export class PositionsService {
    * a 404), and nothing is stored.
    */
   async record(tenant: Tenant, twinIds: readonly string[], positions: readonly Position[]): Promise<PositionCounts> {
-    await this.partitions.ensure(positions.map((position) => utcDay(position.occurredMs)));
+    const days = positions.map((position) => utcDay(position.occurredMs));
+    await this.partitions.ensure(days);
     const store = async () => {
       const rows = await this.positions.record(tenant.organization.id, twinIds, positions, this.bus.channel);
       const found = new Set(rows.map((row) => row.twin_id));
@@ -73,7 +77,15 @@ export class PositionsService {
     };
     // One twin's positions are one statement: stored whole or, for a twin not the organization's, not at
     // all. Several twins' need a transaction, which rolls back the others' when one is not.
-    const recorded = new Set(twinIds).size === 1 ? await store() : await this.sql.transaction(store);
+    const once = () => (new Set(twinIds).size === 1 ? store() : this.sql.transaction(store));
+    const recorded = await once().catch(async (error: unknown) => {
+      // A day's partition dropped since this instance last looked (by another instance's retention, or by
+      // hand): made again, and the positions stored once more. Inside a caller's transaction the error
+      // has aborted it, so only a statement of its own can be retried.
+      if (!isMissingPartition(error) || this.sql.inTransaction) throw error;
+      await this.partitions.ensure(days, true);
+      return once();
+    });
     return { received: positions.length, new: recorded.reduce((sum, row) => sum + row.stored, 0) };
   }
 
