@@ -82,9 +82,16 @@ const BODIES: Record<string, ((victim: World, pathId: string | undefined) => Bod
         { op: 'update', data: { type: 'events', id: v.eventIds[0], attributes: { name: 'hijacked' } } },
         { op: 'remove', ref: { type: 'events', id: v.eventIds[1] } },
         { op: 'update', data: { type: 'twins', id: v.twinId, attributes: { name: 'hijacked' } } },
+        { op: 'add', data: { type: 'positions', attributes: { coordinates: [0, 0], occurred: new Date().toISOString() }, relationships: { twin: { data: { type: 'twins', id: v.twinId } } } } },
       ],
     }),
     namesVictim: true,
+  }),
+  // Valid positions for the path twin: only the path names the victim's twin.
+  'POST /twins/:id/positions': () => ({
+    contentType: JSON_API,
+    payload: JSON.stringify({ data: [{ type: 'positions', attributes: { coordinates: [13.4, 52.5], occurred: new Date().toISOString() } }] }),
+    namesVictim: false,
   }),
   'POST /quests/:questId/tasks': (v) =>
     json({ type: 'tasks', attributes: { name: 'intruder task' }, relationships: { place: { data: { type: 'twins', id: v.siblingTwinId } } } }, true),

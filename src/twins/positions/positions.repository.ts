@@ -96,9 +96,11 @@ export class PositionsRepository {
           WHERE t.id = n.twin_id AND t.organization_id = $1 AND (t.location_occurred IS NULL OR t.location_occurred < n.occurred)
          RETURNING n.*
        ), c AS (${twinMovedChangeSql('moved')})
-       SELECT o.id AS twin_id, (SELECT count(*) FROM stored s WHERE s.twin_id = o.id)::int AS stored, c.position::text AS position, c.resource
+       SELECT o.id AS twin_id, coalesce(n.stored, 0)::int AS stored, c.position::text AS position, c.resource
               ${channel ? `, CASE WHEN c.position IS NOT NULL THEN ${notifyChangeSql(channel)} END AS notified` : ''}
-         FROM owned o LEFT JOIN c ON c.twin_id = o.id`,
+         FROM owned o
+         LEFT JOIN (SELECT s.twin_id, count(*) AS stored FROM stored s GROUP BY s.twin_id) n ON n.twin_id = o.id
+         LEFT JOIN c ON c.twin_id = o.id`,
       [organizationId, twinIds, column('occurred'), column('lon'), column('lat'), column('accuracy'), column('speed'), column('heading'), column('altitude')],
     );
   }
