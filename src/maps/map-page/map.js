@@ -26,6 +26,8 @@ const authHeaders = () => {
   const { token, organization } = credentials();
   return { Authorization: `Token ${token}`, 'X-Organization': organization };
 };
+/** The service's own API, on the origin this page came from: the only URLs the credentials go to. */
+const forService = (url) => url.startsWith(`${location.origin}/twins/`);
 
 // The page names its files' versioned URLs (index.html); MapLibre's own worker URL would not be.
 const container = $('#map');
@@ -50,7 +52,7 @@ const map = new maplibregl.Map({
     ],
   },
   // Only the service's own API requests carry the credentials.
-  transformRequest: (url) => (url.startsWith(`${location.origin}/twins/`) ? { url, headers: authHeaders() } : { url }),
+  transformRequest: (url) => (forService(url) ? { url, headers: authHeaders() } : { url }),
 });
 map.addControl(new maplibregl.NavigationControl(), 'top-right');
 // The tests (and curious people) reach the map object here.
@@ -108,12 +110,15 @@ const filterQuery = () => {
 };
 
 /**
- * fetch() with the credentials, asking again after a 503: the service answers it when its database is
- * busy or out of reach for a moment, with `Retry-After` (docs/API.md), and such a request is safe to repeat.
+ * fetch() with the credentials (for the service's own URLs only), asking again after a 503: the service
+ * answers it when its database is busy or out of reach for a moment, with `Retry-After` (docs/API.md),
+ * and such a request is safe to repeat.
  */
 async function fetchFromService(url) {
+  const absolute = new URL(url, location.href).href;
+  const init = forService(absolute) ? { headers: authHeaders() } : {};
   for (let attempt = 1; ; attempt++) {
-    const response = await fetch(url, { headers: authHeaders() });
+    const response = await fetch(absolute, init);
     if (response.status !== 503 || attempt === 3) return response;
     await new Promise((resolve) => setTimeout(resolve, 1000 * Number(response.headers.get('retry-after') ?? 1)));
   }
