@@ -2,7 +2,8 @@
 // described by GET /twins/tiles.json). The token and organization live in sessionStorage only (never in
 // a URL): MapLibre's transformRequest adds them as headers to the service's requests. Clusters are
 // circles sized by their count, labelled by HTML markers (a label layer would need glyph files from
-// elsewhere); the "In view" list makes every cluster and twin on screen reachable by keyboard.
+// elsewhere); the "In view" list makes every cluster and twin on screen reachable by keyboard. A twin
+// of the caller's organization can show its track (GET /twins/<id>/track?format=line) as a line.
 import * as maplibregl from 'maplibre-gl';
 
 const STORAGE = { token: 'twin-map-token', organization: 'twin-map-organization' };
@@ -15,6 +16,14 @@ const CLUSTER_RADIUS = [[1, 9], [10, 18], [100, 34], [1000, 60]];
 const LABEL_SPACING = 24;
 /** The grid (px) the grouping looks up neighbours in: at least the largest reach, a 60 px radius. */
 const GROUP_CELL = 64;
+/** The periods a track is shown for, back from now. */
+const TRACK_PERIODS = [
+  { label: 'last hour', ms: 3_600_000 },
+  { label: 'last day', ms: 86_400_000 },
+];
+/** The most positions one track page holds (the API's limit), and the most the page draws. */
+const TRACK_PAGE_SIZE = 10_000;
+const TRACK_CAP = 50_000;
 
 const $ = (selector) => document.querySelector(selector);
 const status = (text, isError = false) => {
@@ -28,6 +37,14 @@ const authHeaders = () => {
 };
 /** The service's own API, on the origin this page came from: the only URLs the credentials go to. */
 const forService = (url) => url.startsWith(`${location.origin}/twins/`);
+/**
+ * A URL the service wrote (a track's `next` link) on the origin this page came from: the service writes
+ * them with its PUBLIC_URL or the host it was asked under, which need not be this origin.
+ */
+const onThisOrigin = (href) => {
+  const url = new URL(href, location.href);
+  return `${location.origin}${url.pathname}${url.search}`;
+};
 
 // The page names its files' versioned URLs (index.html); MapLibre's own worker URL would not be.
 const container = $('#map');
@@ -332,6 +349,8 @@ function refreshInView() {
 map.on('idle', refreshInView);
 
 let popup;
+/** The twin whose popup is open, and the line in it that says what its track is doing. */
+let popupTwin;
 function openPopup(properties, lngLat) {
   popup?.remove();
   const content = document.createElement('div');
@@ -343,23 +362,225 @@ function openPopup(properties, lngLat) {
   link.href = `/twins/${properties.id}/`;
   link.textContent = 'The twin (JSON:API)';
   // The document needs the credentials: fetched with them and shown, rather than a bare navigation (a 401).
+  // Fetched once when the popup opens (its organization says whether the track is the caller's), again
+  // on a click if that failed.
+  let loaded;
+  const twin = () => {
+    loaded ??= loadTwin(link.href).then((result) => {
+      if (!result.document) loaded = undefined;
+      return result;
+    });
+    return loaded;
+  };
   const details = document.createElement('pre');
   details.hidden = true;
   link.addEventListener('click', async (event) => {
     event.preventDefault();
-    try {
-      const response = await fetchFromService(link.href);
-      details.textContent = response.ok
-        ? JSON.stringify((await response.json()).data.attributes, null, 1).slice(0, 1500)
-        : `The service refused (${response.status}): ${await apiError(response)}`;
-    } catch {
-      details.textContent = 'The service cannot be reached.';
-    }
+    const { document: body, error } = await twin();
+    details.textContent = body ? JSON.stringify(body.data.attributes, null, 1).slice(0, 1500) : error;
     details.hidden = false;
   });
-  content.append(name, kind, link, details);
+  const controls = document.createElement('div');
+  controls.className = 'track-controls';
+  const note = document.createElement('div');
+  note.className = 'track-note';
+  note.setAttribute('role', 'status');
+  content.append(name, kind, link, controls, note, details);
+  popupTwin = { id: properties.id, note };
+  if (shownTrack?.twin.id === properties.id) echoTrackNote();
   popup = new maplibregl.Popup({ maxWidth: '320px' }).setLngLat(lngLat).setDOMContent(content).addTo(map);
+
+  // Only twins of the caller's organization have a track (others' answer 404): no control for those.
+  // Without the twin's document (the service busy or out of reach) the controls are offered, and the
+  // track route says.
+  twin().then(({ document: body }) => {
+    const owner = body?.data?.relationships?.organization?.data?.id;
+    const mine = credentials().organization;
+    if (owner && mine && owner.toLowerCase() !== mine.toLowerCase()) {
+      controls.textContent = 'Its track is kept for its own organization only.';
+      controls.classList.add('not-yours');
+      return;
+    }
+    controls.replaceChildren(
+      ...TRACK_PERIODS.map((period) => {
+        const button = document.createElement('button');
+        button.type = 'button';
+        button.textContent = `Track: ${period.label}`;
+        button.addEventListener('click', () => showTrack({ id: properties.id, name: String(properties.name) }, period));
+        return button;
+      }),
+    );
+  });
 }
+
+/** A twin's document (`{document}`), or why not (`{error}`); never throws. */
+async function loadTwin(url) {
+  try {
+    const response = await fetchFromService(url);
+    if (response.ok) return { document: await response.json() };
+    return { error: `The service refused (${response.status}): ${await apiError(response)}` };
+  } catch {
+    return { error: 'The service cannot be reached.' };
+  }
+}
+
+// The track: one line (source `track`) under the twins, its first and last positions marked (source
+// `track-ends`), what it shows said in the side panel (#track) and in the twin's popup.
+const TRACK_LAYERS = [
+  {
+    id: 'track-line',
+    type: 'line',
+    source: 'track',
+    layout: { 'line-join': 'round', 'line-cap': 'round' },
+    paint: { 'line-color': '#b5175a', 'line-width': 3, 'line-opacity': 0.9 },
+  },
+  {
+    id: 'track-ends',
+    type: 'circle',
+    source: 'track-ends',
+    paint: {
+      // The start a small white dot; the end (where the twin is now, under its own point) a wide ring.
+      'circle-radius': ['match', ['get', 'end'], 'start', 5, 11],
+      'circle-color': ['match', ['get', 'end'], 'start', '#ffffff', 'rgba(181, 23, 90, 0.2)'],
+      'circle-stroke-color': '#b5175a',
+      'circle-stroke-width': 2.5,
+    },
+  },
+];
+
+// Each request of a track supersedes the ones before it, as does clearing it.
+let trackGeneration = 0;
+/** The track on the map or on its way: `{twin, period, message: [text or Node], isError}`. */
+let shownTrack;
+
+/** Says what the track is doing, in the side panel and in its twin's popup when that is open. */
+function trackNote(message, isError = false) {
+  shownTrack.message = message;
+  shownTrack.isError = isError;
+  $('#track').hidden = false;
+  $('#track-status').replaceChildren(...message.map((part) => (typeof part === 'string' ? part : part.cloneNode(true))));
+  $('#track-status').classList.toggle('error', isError);
+  echoTrackNote();
+}
+function echoTrackNote() {
+  if (!popupTwin || popupTwin.id !== shownTrack?.twin.id) return;
+  popupTwin.note.replaceChildren(...shownTrack.message.map((part) => (typeof part === 'string' ? part : part.cloneNode(true))));
+  popupTwin.note.classList.toggle('error', shownTrack.isError);
+}
+
+const TIME = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+/** A `<time>` of an instant the service wrote (microseconds, which Date does not take, cut to milliseconds). */
+function timeElement(iso) {
+  const element = document.createElement('time');
+  element.dateTime = iso;
+  const date = new Date(iso.replace(/(\.\d{3})\d+/, '$1'));
+  element.textContent = Number.isNaN(date.getTime()) ? iso : TIME.format(date);
+  return element;
+}
+
+/** Removes the track from the map (the panel and notes stay, to say why). */
+function removeTrackLayers() {
+  for (const layer of TRACK_LAYERS) if (map.getLayer(layer.id)) map.removeLayer(layer.id);
+  for (const source of ['track', 'track-ends']) if (map.getSource(source)) map.removeSource(source);
+}
+
+function clearTrack() {
+  trackGeneration++;
+  removeTrackLayers();
+  if (shownTrack && popupTwin?.id === shownTrack.twin.id) popupTwin.note.replaceChildren();
+  shownTrack = undefined;
+  $('#track').hidden = true;
+}
+
+/**
+ * Longitudes unwrapped so that each step is under 180°: a track across the antimeridian (179.9 to
+ * -179.9) is drawn as the short step it is, not as a line around the world (MapLibre draws longitudes
+ * past ±180° on the next copy of the world).
+ */
+function unwrapped(coordinates) {
+  let shift = 0;
+  return coordinates.map(([lon, lat], i) => {
+    if (i > 0) shift += Math.round((coordinates[i - 1][0] - lon - shift) / 360) * 360;
+    return shift ? [lon + shift, lat] : [lon, lat];
+  });
+}
+
+/**
+ * Loads the twin's track for the period, back from now, page by page (each page is one more line
+ * feature; its `next` link the rest) up to TRACK_CAP positions, and draws it as one line. Failures
+ * (network, a refusal, a 503 after the helper's retries) are a short note; the map is left as it was.
+ */
+async function showTrack(twin, period) {
+  const mine = ++trackGeneration;
+  removeTrackLayers();
+  shownTrack = { twin, period };
+  trackNote([`Loading the ${period.label} of ${twin.name}'s track…`]);
+  const query = new URLSearchParams({ since: new Date(Date.now() - period.ms).toISOString(), format: 'line', page_size: String(TRACK_PAGE_SIZE) });
+  let url = `/twins/${encodeURIComponent(twin.id)}/track?${query}`;
+  const coordinates = [];
+  let newest;
+  let capped = false;
+  try {
+    while (url) {
+      const response = await fetchFromService(url);
+      if (mine !== trackGeneration) return;
+      if (!response.ok) {
+        const reason = response.status === 503 ? 'the service is busy; try again in a moment.' : `the service refused (${response.status}): ${await apiError(response)}`;
+        if (mine === trackGeneration) trackNote([`The track did not load: ${reason}`], true);
+        return;
+      }
+      const page = await response.json();
+      if (mine !== trackGeneration) return;
+      for (const feature of page.features ?? []) {
+        const { type, coordinates: vertices } = feature.geometry ?? {};
+        // One position in a page is a Point.
+        for (const vertex of type === 'Point' ? [vertices] : type === 'LineString' ? vertices : []) coordinates.push(vertex);
+        newest = feature.properties?.times?.at(-1) ?? newest;
+      }
+      const next = page.links?.find((link) => link.rel === 'next')?.href;
+      if (next && coordinates.length >= TRACK_CAP) capped = true;
+      if (!next || capped) break;
+      const following = new URL(onThisOrigin(next));
+      // The last page asks for no more than the cap leaves room for.
+      following.searchParams.set('page_size', String(Math.min(TRACK_PAGE_SIZE, TRACK_CAP - coordinates.length)));
+      url = following.href;
+    }
+  } catch {
+    if (mine === trackGeneration) trackNote(['The track did not load: the service cannot be reached.'], true);
+    return;
+  }
+  if (coordinates.length === 0) {
+    trackNote([`${twin.name} has no positions in the ${period.label}.`]);
+    return;
+  }
+  await styleLoaded;
+  if (mine !== trackGeneration) return;
+  const line = unwrapped(coordinates);
+  const ends = [
+    ...(line.length > 1 ? [{ type: 'Feature', geometry: { type: 'Point', coordinates: line[0] }, properties: { end: 'start' } }] : []),
+    { type: 'Feature', geometry: { type: 'Point', coordinates: line.at(-1) }, properties: { end: 'end' } },
+  ];
+  map.addSource('track', {
+    type: 'geojson',
+    data: { type: 'FeatureCollection', features: line.length > 1 ? [{ type: 'Feature', geometry: { type: 'LineString', coordinates: line }, properties: { twin: twin.id } }] : [] },
+  });
+  map.addSource('track-ends', { type: 'geojson', data: { type: 'FeatureCollection', features: ends } });
+  // Under the twins: their points stay on top, to be clicked.
+  for (const layer of TRACK_LAYERS) map.addLayer(layer, map.getLayer('clusters') ? 'clusters' : undefined);
+  const count = coordinates.length.toLocaleString('en');
+  trackNote([
+    `${twin.name}, ${period.label}: ${count} ${coordinates.length === 1 ? 'position' : 'positions'}, the newest `,
+    ...(newest ? [timeElement(newest)] : []),
+    '.',
+    ...(capped ? [` Capped at ${TRACK_CAP.toLocaleString('en')} positions: later ones are not drawn.`] : []),
+  ]);
+  // The whole track in view, unless it is already.
+  const bounds = line.reduce((box, vertex) => box.extend(vertex), new maplibregl.LngLatBounds(line[0], line[0]));
+  const view = map.getBounds();
+  if (!view.contains(bounds.getSouthWest()) || !view.contains(bounds.getNorthEast())) map.fitBounds(bounds, { padding: 60, maxZoom: 16, animate: false });
+}
+
+$('#track-clear').addEventListener('click', clearTrack);
 
 map.on('click', 'points', (event) => {
   const feature = event.features[0];
@@ -388,6 +609,7 @@ function signOut(reason) {
   sessionStorage.removeItem(STORAGE.organization);
   generation++;
   popup?.remove();
+  clearTrack();
   removeTwins();
   refreshInView();
   showSignedIn(false);
