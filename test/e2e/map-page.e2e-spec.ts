@@ -52,8 +52,9 @@ const place = (lon: number, lat: number): [number, number] => {
 /**
  * The map page in a real headless Chromium against the real service on a port: a refused sign-in,
  * sign-in, tiles load, clusters and points render (read back from the map), the cluster labels and the
- * keyboard list, a popup, a filter changes what is shown, a phone-sized viewport, sign-out, a reload
- * from the browser's cache; and no request leaves the service's origin. MAP_SCREENSHOT=1 also writes
+ * keyboard list, a popup, a twin's track (its line read back from the map, none offered for another
+ * organization's twin, a failure, the cap), a filter changes what is shown, a phone-sized viewport,
+ * sign-out, a reload from the browser's cache; and no request leaves the service's origin. MAP_SCREENSHOT=1 also writes
  * docs/map.png (run it on the embedded database: `MAP_SCREENSHOT=1 TEST_DATABASE_URL= npx jest …`).
  */
 describe('the map page in a browser', () => {
@@ -221,6 +222,192 @@ describe('the map page in a browser', () => {
     await popup.locator('a').click();
     await popup.locator('pre:not([hidden])').waitFor({ timeout: 10_000 });
     expect(await popup.locator('pre').textContent()).toContain('"name": "Lighthouse"');
+  });
+
+  describe("a twin's track", () => {
+    const MINUTE = 60_000;
+    /** Six positions of the last hour, north-east in steps of about 200 m (rounded to what the database keeps exactly), the newest five minutes ago. */
+    const path = Array.from({ length: 6 }, (_, i) => place(-21.6 + i * 0.004, 64.3 + i * 0.002).map((v) => Math.round(v * 1e6) / 1e6) as [number, number]);
+    let times: string[];
+    let courier: string;
+    let neighbour: string;
+    let elsewhere: TestTenant;
+    const popup = () => page.locator('.maplibregl-popup-content');
+    /** Opens a twin's popup from the "In view" list, as a keyboard user would. */
+    const select = async (name: string) => {
+      await page.locator('#in-view button', { hasText: new RegExp(`^${name}$`) }).click();
+      await popup().locator('strong', { hasText: name }).waitFor({ timeout: 10_000 });
+    };
+    const trackRequests = (twin: string) => requests.filter((url) => url.startsWith(`${origin}/twins/${twin}/track`)).map((url) => new URL(url));
+    /** The track's two sources as the map holds them. */
+    const trackOnMap = () =>
+      page.evaluate(async () => {
+        const map = (globalThis as any).twinMap;
+        if (!map.getSource('track')) return undefined;
+        return {
+          layer: { type: map.getLayer('track-line')?.type, source: map.getLayer('track-line')?.source },
+          line: (await map.getSource('track').getData()).features.map((f: { geometry: unknown }) => f.geometry),
+          ends: (await map.getSource('track-ends').getData()).features.map((f: { properties: { end: string }; geometry: { coordinates: number[] } }) => [f.properties.end, f.geometry.coordinates]),
+        };
+      });
+    const waitForTrackNote = (pattern: RegExp) =>
+      page.waitForFunction((source) => new RegExp(source).test((globalThis as any).document.querySelector('#track-status')?.textContent ?? ''), pattern.source, { timeout: 30_000 });
+
+    beforeAll(async () => {
+      times = path.map((_, i) => new Date(Date.now() - (50 - i * 9) * MINUTE).toISOString());
+      // No location at creation (that would be a position of now): the uploaded positions place it.
+      courier = await create({ name: 'Courier' });
+      const uploaded = await service.inject({
+        method: 'POST',
+        url: `/twins/${courier}/positions`,
+        headers: { ...tenant.headers(), 'content-type': JSON_API },
+        payload: JSON.stringify({ data: path.map((coordinates, i) => ({ type: 'positions', attributes: { coordinates, occurred: times[i] } })) }),
+      });
+      expect(uploaded.json()).toEqual({ meta: { received: 6, new: 6 } });
+      // Beside the track (in view wherever the map fits it). Public, so the tenant sees it; private
+      // again after these tests (the others count the public twins they made).
+      elsewhere = await service.tenant({ organization: 'Map page, next door' });
+      neighbour = await service.createTwin(elsewhere, { name: 'Neighbour', public: true, location: { type: 'Point', coordinates: place(-21.59, 64.304) } });
+    });
+
+    afterAll(async () => {
+      // The map where the popup test left it, for the filter test.
+      await page.evaluate((center) => (globalThis as any).twinMap.jumpTo({ center, zoom: 11 }), place(-21.75, 64.205));
+      if (!neighbour) return;
+      const hidden = await service.inject({
+        method: 'PATCH',
+        url: `/my/twins/${neighbour}/`,
+        headers: { ...elsewhere.headers(), 'content-type': JSON_API },
+        payload: document({ type: 'twins', id: neighbour, attributes: { public: false } }),
+      });
+      expect(hidden.statusCode).toBe(200);
+    });
+
+    it("shows the last hour of a twin of the tenant's organization as a line of its positions in order, its ends marked", async () => {
+      // The filters applied again: a new TileJSON, whose bounds reach the new twins.
+      await page.click('#filters button[type=submit]');
+      await page.waitForFunction(() => /^Showing/.test((globalThis as any).document.querySelector('#status')?.textContent ?? ''), undefined, { timeout: 30_000 });
+      await page.evaluate((center) => (globalThis as any).twinMap.jumpTo({ center, zoom: 14 }), path[5]);
+      expect(distinct(await rendered()).map((f) => f.name)).toEqual(expect.arrayContaining(['Courier', 'Neighbour']));
+      await select('Courier');
+      await popup().getByRole('button', { name: 'Track: last hour' }).click();
+      await waitForTrackNote(/6 positions/);
+
+      expect(await trackOnMap()).toEqual({
+        layer: { type: 'line', source: 'track' },
+        line: [{ type: 'LineString', coordinates: path }],
+        ends: [
+          ['start', path[0]],
+          ['end', path[5]],
+        ],
+      });
+      // The newest position's time, readable, and in the popup too.
+      expect((await page.getAttribute('#track-status time', 'datetime'))!.slice(0, 19)).toBe(times[5].slice(0, 19));
+      expect(await page.textContent('#track-status')).toMatch(/^Courier, last hour: 6 positions, the newest .+\.$/);
+      expect(await popup().locator('.track-note').textContent()).toBe(await page.textContent('#track-status'));
+      // One page, asked for as a line since an hour ago.
+      const [asked, ...more] = trackRequests(courier);
+      expect(more).toEqual([]);
+      expect(asked.searchParams.get('format')).toBe('line');
+      expect(Date.now() - Date.parse(asked.searchParams.get('since')!)).toBeGreaterThanOrEqual(60 * MINUTE);
+      expect(Date.now() - Date.parse(asked.searchParams.get('since')!)).toBeLessThan(62 * MINUTE);
+      // The twins stay on top of the track, to be clicked.
+      const layers = await page.evaluate(() => (globalThis as any).twinMap.getStyle().layers.map((l: { id: string }) => l.id));
+      expect(layers.indexOf('track-line')).toBeLessThan(layers.indexOf('points'));
+    });
+
+    it('offers no track for a twin of another organization, and asks for none', async () => {
+      await select('Neighbour');
+      await popup().locator('.track-controls.not-yours').waitFor({ timeout: 10_000 });
+      expect(await popup().locator('.track-controls').textContent()).toBe('Its track is kept for its own organization only.');
+      expect(await popup().getByRole('button', { name: /Track/ }).count()).toBe(0);
+      expect(trackRequests(neighbour)).toEqual([]);
+      // The courier's track stays until cleared.
+      expect(await page.isVisible('#track')).toBe(true);
+      await page.click('#track-clear');
+      expect(await page.isVisible('#track')).toBe(false);
+      expect(await trackOnMap()).toBeUndefined();
+    });
+
+    it('says so when the service cannot be reached, and asks again after a 503', async () => {
+      const isTrack = (url: URL) => url.pathname === `/twins/${courier}/track`;
+      await page.route(isTrack, (route) => route.abort());
+      try {
+        await select('Courier');
+        await popup().getByRole('button', { name: 'Track: last day' }).click();
+        await waitForTrackNote(/cannot be reached/);
+        expect(await page.getAttribute('#track-status', 'class')).toBe('error');
+        expect(await trackOnMap()).toBeUndefined();
+      } finally {
+        await page.unroute(isTrack);
+      }
+      // The map still works.
+      expect(distinct(await rendered()).map((f) => f.name)).toContain('Courier');
+
+      // Busy once (Retry-After: 1), then the service's own answer.
+      let busy = 0;
+      await page.route(isTrack, (route) =>
+        busy++ === 0
+          ? route.fulfill({ status: 503, headers: { 'content-type': JSON_API, 'retry-after': '1' }, body: JSON.stringify({ errors: [{ status: '503', code: 'unavailable', title: 'Busy', detail: 'Busy.' }] }) })
+          : route.continue(),
+      );
+      try {
+        await popup().getByRole('button', { name: 'Track: last day' }).click();
+        await waitForTrackNote(/^Courier, last day: 6 positions/);
+        expect(busy).toBe(2);
+        expect((await trackOnMap())?.line).toEqual([{ type: 'LineString', coordinates: path }]);
+        const since = Date.parse(trackRequests(courier).at(-1)!.searchParams.get('since')!);
+        expect(Math.round((Date.now() - since) / 3_600_000)).toBe(24);
+      } finally {
+        await page.unroute(isTrack);
+      }
+    });
+
+    it('follows the next links (re-rooted on the page origin) and stops at 50,000 positions, saying so', async () => {
+      // Pages of 10,000 positions without end, their next links on the service's public host.
+      const pages: URL[] = [];
+      const isTrack = (url: URL) => url.pathname === `/twins/${courier}/track`;
+      await page.route(isTrack, (route) => {
+        const url = new URL(route.request().url());
+        pages.push(url);
+        const from = pages.length * 10_000;
+        const coordinates = Array.from({ length: 10_000 }, (_, i) => [path[0][0] + (from + i) * 1e-7, path[0][1]]);
+        const stamps = coordinates.map((_, i) => new Date(Date.parse(times[0]) + (from + i) * 100).toISOString());
+        const next = new URL(`https://twins.example.com${url.pathname}${url.search}`);
+        next.searchParams.set('page_after', `cursor-${pages.length}`);
+        return route.fulfill({
+          status: 200,
+          headers: { 'content-type': 'application/geo+json' },
+          body: JSON.stringify({
+            type: 'FeatureCollection',
+            features: [{ type: 'Feature', geometry: { type: 'LineString', coordinates }, properties: { times: stamps, positions: 10_000 } }],
+            links: [{ rel: 'next', href: next.href, type: 'application/geo+json' }],
+            numberReturned: 1,
+          }),
+        });
+      });
+      try {
+        await popup().getByRole('button', { name: 'Track: last hour' }).click();
+        await waitForTrackNote(/Capped/);
+        expect(pages.map((url) => [url.origin, url.searchParams.get('page_after')])).toEqual([
+          [origin, null],
+          [origin, 'cursor-1'],
+          [origin, 'cursor-2'],
+          [origin, 'cursor-3'],
+          [origin, 'cursor-4'],
+        ]);
+        expect(await page.textContent('#track-status')).toMatch(/^Courier, last hour: 50,000 positions, the newest .+\. Capped at 50,000 positions: later ones are not drawn\.$/);
+        expect(
+          await page.evaluate(async () => {
+            const [line] = (await (globalThis as any).twinMap.getSource('track').getData()).features;
+            return [line.geometry.type, line.geometry.coordinates.length];
+          }),
+        ).toEqual(['LineString', 50_000]);
+      } finally {
+        await page.unroute(isTrack);
+        await page.click('#track-clear');
+      }
+    });
   });
 
   it('applies a filter: only public twins remain, from tiles asked for with it', async () => {
