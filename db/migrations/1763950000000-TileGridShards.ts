@@ -6,18 +6,21 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * same rows for every twin of a scope, and each writer held their row locks until it committed.
  *
  * - `twin_tile_cells.shard`, last in the primary key: the writers add their deltas to the rows of shard
- *   `pg_backend_pid()`, which no two running backends share, so two concurrent transactions never
- *   write the same grid row. A shard's row may hold a zero or negative count (a twin that left a cell
- *   counted in another shard); the grid is the sum over shards, and the readers
- *   (src/maps/tiles.repository.ts) sum per cell and drop the cells that sum to 0.
+ *   `pg_backend_pid() * 2 + <the parity of the second the client's statement began in>`. No two
+ *   running backends share a pid, so two concurrent transactions never write the same grid row. A
+ *   shard's row may hold a zero or negative count (a twin that left a cell counted in another shard);
+ *   the grid is the sum over shards, and the readers (src/maps/tiles.repository.ts) sum per cell and
+ *   drop the cells that sum to 0.
  * - Shard 0 is the folded grid. The fold (src/maps/tile-grid-fold.ts) deletes, in one transaction,
  *   shard rows that no running writer holds (SKIP LOCKED) and adds their sums into shard 0: a snapshot
  *   sees each delta once, in its shard's row or folded, so a tile read in any snapshot stays exact.
+ *   It takes the rows of the other second's parity, which the writers have left (but for a statement
+ *   begun in the last second), so a writer seldom finds a row of its own held by the fold.
  *   Only the fold writes shard 0, under the advisory lock `twin_tile_cells_fold_key()`; TRUNCATE takes
  *   it too, so no fold running across it writes back what it emptied.
  * - `twin_tile_cells_unfolded`: the rows the fold looks for.
  * - The writers change their rows in key order still (one shard per writer), and no longer delete
- *   cells: the fold drops those whose folded count reached 0.
+ *   cells: the fold drops those whose folded count reached 0 and that no other shard holds.
  *
  * Adding the column is a catalog change; the primary key is rebuilt, with the grid locked meanwhile.
  */
@@ -35,7 +38,8 @@ export class TileGridShards1763950000000 implements MigrationInterface {
       RETURNS void LANGUAGE plpgsql AS $$
       BEGIN
         INSERT INTO twin_tile_cells AS c (organization_id, public, supplier, zoom, x, y, cell, shard, count, sum_x, sum_y)
-        SELECT r.organization_id, r.public, r.supplier, r.zoom, r.x, r.y, r.cell, pg_backend_pid(), sum(r.count), sum(r.sum_x), sum(r.sum_y)
+        SELECT r.organization_id, r.public, r.supplier, r.zoom, r.x, r.y, r.cell,
+               pg_backend_pid() * 2 + (floor(extract(epoch FROM statement_timestamp()))::bigint % 2)::integer, sum(r.count), sum(r.sum_x), sum(r.sum_y)
           FROM unnest(organization_ids, publics, suppliers, lons, lats, signs) AS d(organization_id, public, supplier, lon, lat, sign),
                LATERAL twin_tile_cells_of(d.organization_id, d.public, d.supplier, d.lon, d.lat, d.sign) r
          GROUP BY r.organization_id, r.zoom, r.x, r.y, r.cell, r.public, r.supplier

@@ -9,7 +9,7 @@ const FOLD_BATCH = 1000;
 /**
  * Batches per round at most: under a heavy stream of moves the fold takes a bounded share of the
  * database and the next round goes on where this one stopped. Rows waiting longer only gather more
- * moves of their writer (one row per writer and cell), so they do not grow without bound.
+ * moves of their writer (two rows per writer and cell at most), so they do not grow without bound.
  */
 const ROUND_BATCHES = 20;
 /** Where a pass over the shards starts: below every shard (backend pids are positive). */
@@ -19,9 +19,9 @@ const FIRST_SHARD = -2147483648;
  * Keeps the cluster grid folded (migration TileGridShards): the writers add their deltas to rows of
  * their own shard, so concurrent moves never wait for each other; every second, off the request path,
  * this adds those rows into shard 0, a bounded batch per transaction, so the tiles read few rows per
- * cell. Reads are exact whether a delta is folded or not; the fold keeps them fast. It goes through
- * the shards in order, one writer's rows at a time, and each round carries on where the last one
- * stopped, so every writer's rows are folded in turn.
+ * cell. Reads are exact whether a delta is folded or not; the fold keeps them fast. The rounds take
+ * the rows of the past second's parity only, which the writers have left, so a writer seldom waits
+ * for the fold; they go through the shards in order, each round on from where the last one stopped.
  */
 @Injectable()
 export class TileGridFold implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
@@ -63,11 +63,14 @@ export class TileGridFold implements OnApplicationBootstrap, BeforeApplicationSh
   }
 
   /**
-   * One transaction: folds up to `batch` shard rows from where the last batch stopped; the number
-   * folded, undefined when another instance folds. A batch that is not full ends a pass.
+   * One transaction: folds up to `batch` shard rows from where the last batch stopped (`settledOnly`:
+   * only rows the writers have left, see TilesRepository.foldShards); the number folded, undefined
+   * when another instance folds. A batch that is not full ends a pass.
    */
-  async foldBatch(batch = FOLD_BATCH): Promise<number | undefined> {
-    const result = await this.sql.transaction(async () => ((await this.tiles.takeFoldLock()) ? this.tiles.foldShards(batch, this.from) : undefined));
+  async foldBatch(batch = FOLD_BATCH, settledOnly = false): Promise<number | undefined> {
+    const result = await this.sql.transaction(async () =>
+      (await this.tiles.takeFoldLock()) ? this.tiles.foldShards(batch, this.from, settledOnly) : undefined,
+    );
     if (result === undefined) return undefined;
     this.from = result.folded < batch ? FIRST_SHARD : result.last;
     return result.folded;
@@ -88,7 +91,7 @@ export class TileGridFold implements OnApplicationBootstrap, BeforeApplicationSh
   /** A timer's round: up to ROUND_BATCHES batches, to the end of the pass, or to the stop. */
   private async round(): Promise<void> {
     for (let i = 0; i < ROUND_BATCHES && !this.stopping; i++) {
-      const folded = await this.foldBatch();
+      const folded = await this.foldBatch(FOLD_BATCH, true);
       if (folded === undefined || folded < FOLD_BATCH) return;
     }
   }

@@ -176,20 +176,25 @@ export class TilesRepository {
    * under the fold lock; the number of rows folded and the last shard reached. Rows a running writer
    * holds are left for a later batch (SKIP LOCKED): the fold never waits for a writer. A snapshot sees
    * each delta once (its shard's row is deleted by the transaction that adds it to shard 0), so tiles
-   * stay exact. Then the cells whose folded count came to 0 go (only the fold writes shard 0, and the
-   * lock keeps folds apart).
+   * stay exact. Then the cells whose folded count came to 0 go, unless another shard still holds
+   * deltas of theirs: deltas fold out of order (a twin's move within a cell before its arrival there),
+   * so a count of 0 means no twin, and sums of 0, only once the cell has no deltas left elsewhere
+   * (only the fold writes shard 0, and the lock keeps folds apart).
    *
-   * The rows are deleted by the place the lock found them at: locked, they cannot move; a version
-   * newer than the statement's snapshot is not deleted, and waits for the next pass. The batch is a
-   * literal: a LIMIT the planner knows.
+   * The rows are deleted by the place the lock found them at (a TID scan, nothing else: another
+   * condition on them lets the planner scan every unfolded row instead): locked, they cannot move; a
+   * version newer than the statement's snapshot is not deleted, and waits for the next pass. The
+   * batch is a literal: a LIMIT the planner knows.
    */
-  async foldShards(batch: number, from: number): Promise<{ folded: number; last: number }> {
+  async foldShards(batch: number, from: number, settledOnly: boolean): Promise<{ folded: number; last: number }> {
+    // A writer's shard ends in the parity of the second its statement began in (migration TileGridShards):
+    // the other parity's rows are settled, their writers have moved on to rows the fold leaves alone.
+    const settled = settledOnly ? ` AND (u.shard & 1) <> (floor(extract(epoch FROM statement_timestamp()))::bigint % 2)::integer` : '';
     const { folded, last, emptied } = await this.sql.one(
       FOLD,
       `WITH taken AS (
          DELETE FROM twin_tile_cells c
-          WHERE c.ctid = ANY (ARRAY(SELECT u.ctid FROM twin_tile_cells u WHERE u.shard <> 0 AND u.shard >= $1::int ORDER BY u.shard LIMIT ${Math.trunc(batch)} FOR UPDATE SKIP LOCKED))
-            AND c.shard <> 0
+          WHERE c.ctid = ANY (ARRAY(SELECT u.ctid FROM twin_tile_cells u WHERE u.shard <> 0 AND u.shard >= $1::int${settled} ORDER BY u.shard LIMIT ${Math.trunc(batch)} FOR UPDATE SKIP LOCKED))
          RETURNING ${keyOf('c')}, c.shard, c.count, c.sum_x, c.sum_y),
        added AS (
          INSERT INTO twin_tile_cells AS f (${CELL_KEY.join(', ')}, shard, count, sum_x, sum_y)
@@ -205,7 +210,8 @@ export class TilesRepository {
       await this.sql.run(
         `DELETE FROM twin_tile_cells c
           USING json_to_recordset($1::json) AS e(organization_id uuid, zoom smallint, x integer, y integer, cell smallint, public boolean, supplier boolean)
-          WHERE (${keyOf('c')}, c.shard) = (${keyOf('e')}, 0) AND c.count = 0`,
+          WHERE (${keyOf('c')}, c.shard) = (${keyOf('e')}, 0) AND c.count = 0
+            AND NOT EXISTS (SELECT FROM twin_tile_cells o WHERE (${keyOf('o')}) = (${keyOf('e')}) AND o.shard <> 0)`,
         [emptied],
       );
     }

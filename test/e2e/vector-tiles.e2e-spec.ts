@@ -488,6 +488,30 @@ describe('the kept cluster grid (twin_tile_cells)', () => {
     await checkTiles('folded again');
   });
 
+  it('keeps each cell\'s sums through folds in any order: a move within a cell folded before the twin\'s arrival there', async () => {
+    await fold.stop();
+    await fold.foldAll();
+    const { organizationId } = await service.tenant({ organization: 'Grid order' });
+    // Deltas as two writers' shards hold them (below every backend's, so a pass takes them first, in this order).
+    const delta = (shard: number, count: number, sumX: number) =>
+      service.dataSource.query(
+        `INSERT INTO twin_tile_cells (organization_id, public, supplier, zoom, x, y, cell, shard, count, sum_x, sum_y) VALUES ($1, false, false, 12, 7, 7, 7, $2, $3, $4, $5)`,
+        [organizationId, shard, count, sumX, count * 0.5],
+      );
+    await delta(-1000, 0, 0.25e-6);
+    await delta(-999, 1, 0.1);
+    const cell = async () =>
+      (await service.dataSource.query(`SELECT sum(count)::int AS count, sum(sum_x) AS sum_x, sum(sum_y) AS sum_y, count(*)::int AS rows FROM twin_tile_cells WHERE organization_id = $1`, [organizationId]))[0];
+    for (let batch = 0; batch < 2; batch++) {
+      await fold.foldBatch(1);
+      const { count, sum_x, sum_y } = await cell();
+      expect({ batch, count, sum_x: Math.round(sum_x * 1e12), sum_y }).toEqual({ batch, count: 1, sum_x: Math.round((0.1 + 0.25e-6) * 1e12), sum_y: 0.5 });
+    }
+    expect((await cell()).rows).toBe(1);
+    // No twin stands behind these counts: out of the grid again.
+    await service.dataSource.query(`DELETE FROM twin_tile_cells WHERE organization_id = $1`, [organizationId]);
+  });
+
   it('leaves, once folded with nothing running, only shard 0 and no cell at zero', async () => {
     await fold.stop();
     await fold.foldAll();
