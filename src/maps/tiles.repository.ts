@@ -179,7 +179,9 @@ export class TilesRepository {
    * stay exact. Then the cells whose folded count came to 0 go, unless another shard still holds
    * deltas of theirs: deltas fold out of order (a twin's move within a cell before its arrival there),
    * so a count of 0 means no twin, and sums of 0, only once the cell has no deltas left elsewhere
-   * (only the fold writes shard 0, and the lock keeps folds apart).
+   * (only the fold writes shard 0, and the lock keeps folds apart). That is asked of the primary key
+   * (the cell's rows: its own alone), not as "a row of another shard", which the planner answers from
+   * the partial index of unfolded rows, all of them, for each cell when its statistics say it is small.
    *
    * The rows are deleted by the place the lock found them at (a TID scan, nothing else: another
    * condition on them lets the planner scan every unfolded row instead): locked, they cannot move; a
@@ -211,7 +213,7 @@ export class TilesRepository {
         `DELETE FROM twin_tile_cells c
           USING json_to_recordset($1::json) AS e(organization_id uuid, zoom smallint, x integer, y integer, cell smallint, public boolean, supplier boolean)
           WHERE (${keyOf('c')}, c.shard) = (${keyOf('e')}, 0) AND c.count = 0
-            AND NOT EXISTS (SELECT FROM twin_tile_cells o WHERE (${keyOf('o')}) = (${keyOf('e')}) AND o.shard <> 0)`,
+            AND (SELECT count(*) FROM twin_tile_cells o WHERE (${keyOf('o')}) = (${keyOf('c')})) = 1`,
         [emptied],
       );
     }
