@@ -60,6 +60,20 @@ describe('positions: uploads, moves and tracks', () => {
     });
   });
 
+  it('answers every number as sent, to the last digit', async () => {
+    const twin = await newTwin(alpha);
+    const coordinates: [number, number] = [0.1 + 0.2, 1 / 3];
+    const measures = { accuracy: 1e-7, speed: 123456.789012345, heading: 359.99999999999994, altitude: -0.0125 };
+    await upload(alpha, twin, [position(coordinates, at(-1), measures)]);
+    for (const query of ['', '?format=line']) {
+      const [feature] = (await track(alpha, twin, query)).json().features;
+      expect(feature.geometry.coordinates).toEqual(coordinates);
+    }
+    const [point] = (await track(alpha, twin)).json().features;
+    expect(point.properties).toEqual({ occurred: at(-1), ...measures });
+    expect((await moves(twin))[0]).toEqual(expect.objectContaining({ attributes: expect.objectContaining({ coordinates, ...measures }) }));
+  });
+
   it('answers occurred in UTC with six fraction digits, whatever offset was sent', async () => {
     const twin = await newTwin(alpha);
     const sent = new Date(Date.now() - 5 * MINUTE);
