@@ -14,7 +14,7 @@
 //
 // There are no exceptions: CI fails on any violation.
 
-const FEATURES = ['twins', 'maps', 'events', 'quests', 'places', 'images', 'organizations', 'accounts', 'revenue', 'admin', 'health', 'operations', 'webhooks'];
+const FEATURES = ['twins', 'maps', 'events', 'quests', 'places', 'images', 'organizations', 'accounts', 'revenue', 'admin', 'health', 'operations', 'webhooks', 'geofences'];
 const FEATURE = `^src/(?:${FEATURES.join('|')})/`;
 const TOP = ['^src/app[.][^/]+$', '^src/main[.]ts$', '^src/cli/'];
 
@@ -76,6 +76,11 @@ const CROSS_FEATURE = {
     // form the twins feature declares for them (place-twin.ts).
     '^src/twins/twins[.]repository[.]ts$',
     '^src/twins/place-twin[.]ts$',
+  ],
+  geofences: [
+    // `GET /geofences/<ID>/twins/` answers the twins inside in the twins feature's list form (SQL and OpenAPI).
+    '^src/twins/twin[.]resource[.]ts$',
+    '^src/twins/twin[.]openapi[.]ts$',
   ],
   admin: [
     // The admin API provisions tenants: it writes organizations, accounts and twins through the
