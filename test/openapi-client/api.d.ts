@@ -380,7 +380,8 @@ export interface paths {
          *     `data` is the event resource as committed (for `deleted`: `{"type":"events","id":…}`). When the twin itself
          *     moves (`POST /twins/<TWIN_ID>/positions`, a batch, or a `location` change), `event: twin.moved` carries its
          *     newest position: `{"type":"positions","attributes":{"coordinates":[lon,lat],"occurred":…,"accuracy":…,…},
-         *     "relationships":{"twin":{"data":{"type":"twins","id":…}}}}`, one per upload or batch. Message ids are
+         *     "relationships":{"twin":{"data":{"type":"twins","id":…}}}}`, one per upload or batch. A position entering or
+         *     leaving a geofence is `event: geofence.entered` / `geofence.exited`, its `data` the crossing's event. Message ids are
          *     positions in the change log: increasing, in commit order within the timeline. Comment lines
          *     (`: heartbeat …`) keep idle connections open (EVENT_STREAM_HEARTBEAT_MS, 15 s by default); `retry:`
          *     suggests a reconnection delay. Resuming: send `Last-Event-ID: <id of the last message>` (EventSource does
@@ -1200,13 +1201,13 @@ export interface components {
              */
             url: string;
             /**
-             * @description The change kinds to receive, at least one, each once: `event.created`, `event.updated`, `event.deleted`, `twin.created`, `twin.updated`, `twin.moved`, `quest.published`, `quest.embarked`.
+             * @description The change kinds to receive, at least one, each once: `event.created`, `event.updated`, `event.deleted`, `twin.created`, `twin.updated`, `twin.moved`, `quest.published`, `quest.embarked`, `geofence.entered`, `geofence.exited`.
              * @example [
              *       "event.created",
              *       "twin.updated"
              *     ]
              */
-            events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked")[];
+            events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked" | "geofence.entered" | "geofence.exited")[];
             /** @example Order sync */
             description?: string | null;
         };
@@ -1217,12 +1218,12 @@ export interface components {
              */
             url?: string;
             /**
-             * @description The change kinds to receive, at least one, each once: `event.created`, `event.updated`, `event.deleted`, `twin.created`, `twin.updated`, `twin.moved`, `quest.published`, `quest.embarked`.
+             * @description The change kinds to receive, at least one, each once: `event.created`, `event.updated`, `event.deleted`, `twin.created`, `twin.updated`, `twin.moved`, `quest.published`, `quest.embarked`, `geofence.entered`, `geofence.exited`.
              * @example [
              *       "event.created"
              *     ]
              */
-            events?: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked")[];
+            events?: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked" | "geofence.entered" | "geofence.exited")[];
             /** @example null */
             description?: string | null;
             /**
@@ -2410,7 +2411,7 @@ export interface components {
                  */
                 url: string;
                 /** @description The change kinds it receives. */
-                events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked")[];
+                events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked" | "geofence.entered" | "geofence.exited")[];
                 description: string | null;
                 /** @description Disabled: nothing new is queued for it; what was queued waits. */
                 enabled: boolean;
@@ -2445,7 +2446,7 @@ export interface components {
                  */
                 url: string;
                 /** @description The change kinds it receives. */
-                events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked")[];
+                events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked" | "geofence.entered" | "geofence.exited")[];
                 description: string | null;
                 /** @description Disabled: nothing new is queued for it; what was queued waits. */
                 enabled: boolean;
@@ -2482,7 +2483,7 @@ export interface components {
                  */
                 "webhook-id": string;
                 /** @enum {string} */
-                "event-type": "event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked";
+                "event-type": "event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked" | "geofence.entered" | "geofence.exited";
                 /** @description 1 for the first attempt of the delivery. */
                 attempt: number;
                 /** @description The receiver's HTTP status; null when none came (see `error`). */
@@ -2540,7 +2541,7 @@ export interface components {
         };
         WebhookPayload: {
             /** @enum {string} */
-            type: "event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked";
+            type: "event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked" | "geofence.entered" | "geofence.exited";
             /**
              * Format: date-time
              * @description When the change was committed (UTC, microseconds).
@@ -7462,7 +7463,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["WebhookWithSecretDocument"];
                 };
             };
-            /** @description `invalid_document` (`source.pointer`): an unknown or invalid attribute; a `url` that is not `https`, carries credentials, does not resolve, or resolves to a private, loopback, link-local or metadata address; an event type other than event.created, event.updated, event.deleted, twin.created, twin.updated, twin.moved, quest.published, quest.embarked. `invalid_header`: a tenant header. */
+            /** @description `invalid_document` (`source.pointer`): an unknown or invalid attribute; a `url` that is not `https`, carries credentials, does not resolve, or resolves to a private, loopback, link-local or metadata address; an event type other than event.created, event.updated, event.deleted, twin.created, twin.updated, twin.moved, quest.published, quest.embarked, geofence.entered, geofence.exited. `invalid_header`: a tenant header. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7735,7 +7736,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["WebhookDocument"];
                 };
             };
-            /** @description `invalid_document` (`source.pointer`): an unknown or invalid attribute; a `url` that is not `https`, carries credentials, does not resolve, or resolves to a private, loopback, link-local or metadata address; an event type other than event.created, event.updated, event.deleted, twin.created, twin.updated, twin.moved, quest.published, quest.embarked. `invalid_header`: a tenant header. */
+            /** @description `invalid_document` (`source.pointer`): an unknown or invalid attribute; a `url` that is not `https`, carries credentials, does not resolve, or resolves to a private, loopback, link-local or metadata address; an event type other than event.created, event.updated, event.deleted, twin.created, twin.updated, twin.moved, quest.published, quest.embarked, geofence.entered, geofence.exited. `invalid_header`: a tenant header. */
             400: {
                 headers: {
                     [name: string]: unknown;
