@@ -14,7 +14,7 @@
 //
 // There are no exceptions: CI fails on any violation.
 
-const FEATURES = ['twins', 'maps', 'events', 'quests', 'places', 'images', 'organizations', 'accounts', 'revenue', 'admin', 'health', 'operations', 'webhooks'];
+const FEATURES = ['twins', 'maps', 'events', 'quests', 'places', 'images', 'organizations', 'accounts', 'revenue', 'admin', 'health', 'operations', 'webhooks', 'geofences'];
 const FEATURE = `^src/(?:${FEATURES.join('|')})/`;
 const TOP = ['^src/app[.][^/]+$', '^src/main[.]ts$', '^src/cli/'];
 
@@ -28,6 +28,9 @@ const CROSS_FEATURE = {
     // feature's bus (the module exports it).
     '^src/events/event-bus[.]ts$',
     '^src/events/events[.]module[.]ts$',
+    // A move crossing a geofence is an event of the twin's timeline, recorded by the statement that
+    // stores the position: the crossing SQL is written once, in the geofences feature.
+    '^src/geofences/geofence-crossings[.]ts$',
   ],
   quests: [
     // `include=twin` (and a task's `place`) adds twins in the twins feature's list form.
@@ -76,6 +79,14 @@ const CROSS_FEATURE = {
     // form the twins feature declares for them (place-twin.ts).
     '^src/twins/twins[.]repository[.]ts$',
     '^src/twins/place-twin[.]ts$',
+  ],
+  geofences: [
+    // `GET /geofences/<ID>/twins/` answers the twins inside in the twins feature's list form (SQL and OpenAPI).
+    '^src/twins/twin[.]resource[.]ts$',
+    '^src/twins/twin[.]openapi[.]ts$',
+    // A crossing is an event of the twin's timeline: its change carries the event in the events
+    // feature's resource form (the stream and webhooks send it as they send any event).
+    '^src/events/event[.]resource[.]ts$',
   ],
   admin: [
     // The admin API provisions tenants: it writes organizations, accounts and twins through the

@@ -10,7 +10,7 @@ import { rowShape, typed, type RowShape } from './row-shape.js';
  */
 
 /** Every kind of change the log records; each is also a webhook event type (webhooks subscribe to these). */
-export const CHANGE_KINDS = ['event.created', 'event.updated', 'event.deleted', 'twin.created', 'twin.updated', 'twin.moved', 'quest.published', 'quest.embarked'] as const;
+export const CHANGE_KINDS = ['event.created', 'event.updated', 'event.deleted', 'twin.created', 'twin.updated', 'twin.moved', 'quest.published', 'quest.embarked', 'geofence.entered', 'geofence.exited'] as const;
 export type ChangeKind = (typeof CHANGE_KINDS)[number];
 
 /** A row of the change log as statements read it (the position as text). */
@@ -41,6 +41,11 @@ const CHANGE_RETURNING = CHANGE_ROW.columns.join(', ');
 /** What one statement records: a change row per row of `from` (SQL expressions over its columns). */
 export interface ChangeRecord {
   kind: ChangeKind;
+  /**
+   * The kind as SQL over the rows of `from`, when the statement records changes of several kinds (each
+   * row's one of `kind`'s family: geofence crossings are `geofence.entered` or `geofence.exited`).
+   */
+  kindSql?: string;
   /** The FROM list the changed rows come from (usually the CTE of the INSERT/UPDATE/DELETE … RETURNING). */
   from: string;
   organization: string;
@@ -69,7 +74,7 @@ export interface ChangeRecord {
  */
 export function recordChangesSql(record: ChangeRecord): string {
   const columns = 'organization_id, twin_id, kind, subject_id, name, category, resource';
-  const values = `${record.organization}, ${record.twin ?? 'NULL::uuid'}, '${record.kind}', ${record.subject},
+  const values = `${record.organization}, ${record.twin ?? 'NULL::uuid'}, ${record.kindSql ?? `'${record.kind}'`}, ${record.subject},
                   ${record.name ?? 'NULL'}, ${record.category ?? 'NULL'}, ${record.resource}`;
   if (record.positionsOf === undefined) {
     return `INSERT INTO changes (${columns})

@@ -6,8 +6,11 @@ import type { ChangeRow } from '../database/change-log.js';
 export interface EventChange {
   /** Its position in the change log: the stream's message id, in commit order within the twin. */
   position: string;
-  /** An event created, updated or deleted; `twin.moved`: the twin itself moved (its newest position). */
-  op: 'created' | 'updated' | 'deleted' | 'twin.moved';
+  /**
+   * An event created, updated or deleted; `twin.moved`: the twin itself moved (its newest position);
+   * `geofence.entered`/`geofence.exited`: a position crossed a geofence (the crossing's event, created).
+   */
+  op: 'created' | 'updated' | 'deleted' | 'twin.moved' | 'geofence.entered' | 'geofence.exited';
   twinId: string;
   /** The event's id; the twin's for `twin.moved`. */
   id: string;
@@ -18,10 +21,10 @@ export interface EventChange {
   data?: string;
 }
 
-/** The change of a change-log row that timeline streams carry (kinds `event.*` and `twin.moved`); undefined for other kinds. */
+/** The change of a change-log row that timeline streams carry (kinds `event.*`, `twin.moved` and `geofence.*`); undefined for other kinds. */
 export function eventChangeOf(row: Pick<ChangeRow, 'position' | 'kind' | 'twin_id' | 'subject_id' | 'name' | 'category'> & { resource?: string }): EventChange | undefined {
-  const op = row.kind === 'twin.moved' ? row.kind : row.kind.startsWith('event.') ? row.kind.slice('event.'.length) : undefined;
-  if ((op !== 'created' && op !== 'updated' && op !== 'deleted' && op !== 'twin.moved') || !row.twin_id) return undefined;
+  const op = row.kind === 'twin.moved' || row.kind === 'geofence.entered' || row.kind === 'geofence.exited' ? row.kind : row.kind.startsWith('event.') ? row.kind.slice('event.'.length) : undefined;
+  if ((op !== 'created' && op !== 'updated' && op !== 'deleted' && op !== 'twin.moved' && op !== 'geofence.entered' && op !== 'geofence.exited') || !row.twin_id) return undefined;
   return { position: row.position, op, twinId: row.twin_id, id: row.subject_id, name: row.name ?? '', category: row.category ?? '', data: row.resource };
 }
 

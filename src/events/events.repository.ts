@@ -289,13 +289,14 @@ export class EventsRepository {
   /**
    * The stream's replay: the changes of the tenant's timeline after `position`, in position order (which
    * is commit order within a twin: migration ChangeLog), as far as the filter takes them. The twin's own
-   * moves (`twin.moved`) are on its timeline's stream too; a filter by name or category takes events only.
+   * moves (`twin.moved`) are on its timeline's stream too, and its geofence crossings (events: a filter by
+   * name or category takes them as it takes events; moves it leaves out).
    */
   async changesAfter(tenant: TwinTenant, position: string, limit: number, filter: StreamFilter = {}): Promise<ChangeRow[]> {
     return this.sql.rows(
       CHANGE_ROW,
       `SELECT c.position::text AS position, c.kind, c.twin_id, c.subject_id, c.name, c.category, c.resource FROM changes c
-        WHERE c.twin_id = $1 AND c.organization_id = $2 AND c.position > $3::bigint AND (c.kind LIKE 'event.%' OR c.kind = 'twin.moved')
+        WHERE c.twin_id = $1 AND c.organization_id = $2 AND c.position > $3::bigint AND (c.kind LIKE 'event.%' OR c.kind IN ('twin.moved', 'geofence.entered', 'geofence.exited'))
           AND ($5::text IS NULL OR c.name = $5) AND ($6::text IS NULL OR c.category = $6)
         ORDER BY c.position
         LIMIT $4`,

@@ -12,8 +12,9 @@ import { rowShape, tableShape, type RowOf } from '../database/row-shape.js';
 import { castOf, select, sqlTypeOf, twins, type ColumnOf, type GeoPoint } from '../database/schema/index.js';
 import { IMPORTED_COLUMNS, type PlaceTwinRow } from './place-twin.js';
 import { microsSql } from '../database/timestamps.js';
-import { notifyChangeSql, recordChangesSql } from '../database/change-log.js';
-import { twinMovedChangeSql } from './positions/positions.repository.js';
+import { recordChangesSql } from '../database/change-log.js';
+import { crossingChangesJsonSql, geofenceCrossingsSql } from '../geofences/geofence-crossings.js';
+import { notifyTwinChangesSql, twinMovedChangeSql } from './positions/positions.repository.js';
 import { organizationJsonSql } from '../organizations/organization.resource.js';
 import type { TwinFilters } from './twin-filters.js';
 import { twinJsonSql, type TwinForm, type TwinRow } from './twin.resource.js';
@@ -76,27 +77,33 @@ const COUNTED_PARTS = rowShape({ count: 'bigint', part: 'text?', g: 'integer?', 
 
 /**
  * What a write of a twin answers: the detail form PostgreSQL built for the change log, and the version;
- * when the write set a location, its `twin.moved` change (position and resource) as well.
+ * when the write set a location, its `twin.moved` change (position and resource) and its geofence
+ * crossings (a JSON array of change rows, or null) as well.
  */
-export type WrittenTwin = { id: string; document: string; version: string; moved_position: string | null; moved_resource: string | null };
-const WRITTEN = rowShape({ id: 'uuid', document: 'text', version: 'text', moved_position: 'text?', moved_resource: 'text?' });
-const WRITTEN_NOTIFYING = rowShape({ id: 'uuid', document: 'text', version: 'text', moved_position: 'text?', moved_resource: 'text?', notified: 'text?' });
+export type WrittenTwin = { id: string; document: string; version: string; moved_position: string | null; moved_resource: string | null; crossings: string | null };
+const WRITTEN = rowShape({ id: 'uuid', document: 'text', version: 'text', moved_position: 'text?', moved_resource: 'text?', crossings: 'text?' });
+const WRITTEN_NOTIFYING = rowShape({ id: 'uuid', document: 'text', version: 'text', moved_position: 'text?', moved_resource: 'text?', crossings: 'text?', notified: 'text?' });
 
 /**
  * CTEs of a write to the twin rows of CTE `t` that set a location (with `location_occurred = now()`):
- * the position it is (`written_positions`, occurred now), and its `twin.moved` change (`moves`). The
- * statement's answer reads `moves` (movedSelect), and with a bus channel announces it.
+ * the position it is (`written_positions`, occurred now), its `twin.moved` change (`moves`), and its
+ * geofence crossings from where it was: `before`, SQL over `t` (the location its locked row had, or
+ * NULL for a new twin). The statement's answer reads `moves` and the crossings (movedSelect), and with a
+ * bus channel announces them.
  */
-const LOCATION_POSITION_SQL = `written_positions AS (
+const locationPositionSql = (before: string) => `written_positions AS (
          INSERT INTO positions (organization_id, twin_id, occurred, location)
          SELECT t.organization_id, t.id, t.location_occurred, t.location FROM t WHERE t.location IS NOT NULL
          ON CONFLICT (organization_id, twin_id, occurred) DO NOTHING
          RETURNING *
-       ), moves AS (${twinMovedChangeSql('written_positions')})`;
+       ), moves AS (${twinMovedChangeSql('written_positions')}
+       ), steps AS (
+         SELECT t.organization_id, t.id AS twin_id, t.location_occurred AS occurred, t.location, ${before} AS before FROM t WHERE t.location IS NOT NULL
+       ), ${geofenceCrossingsSql('steps')}`;
 const movedSelect = (channel: string | null) =>
-  `(SELECT m.position::text FROM moves m) AS moved_position, (SELECT m.resource FROM moves m) AS moved_resource` +
-  (channel ? `, (SELECT ${notifyChangeSql(channel, 'm')} FROM moves m) AS notified` : '');
-const NOT_MOVED = `NULL::text AS moved_position, NULL::text AS moved_resource`;
+  `(SELECT m.position::text FROM moves m) AS moved_position, (SELECT m.resource FROM moves m) AS moved_resource, ${crossingChangesJsonSql('t.id')} AS crossings` +
+  (channel ? `, ${notifyTwinChangesSql(channel, 'moves', 't.id')} AS notified` : '');
+const NOT_MOVED = `NULL::text AS moved_position, NULL::text AS moved_resource, NULL::text AS crossings`;
 
 /** The change-log CTE `c` of a write to the twin rows of CTE `t`: the twin's detail form as committed (webhooks send it, the write answers it). */
 const twinChangeSql = (kind: 'twin.created' | 'twin.updated') =>
@@ -653,7 +660,7 @@ export class TwinsRepository {
       `WITH t AS (
          INSERT INTO twins (${columns.join(', ')}) VALUES (${values.join(', ')})
          ON CONFLICT (id) DO NOTHING RETURNING *
-       ), c AS (${twinChangeSql('twin.created')})${located ? `, ${LOCATION_POSITION_SQL}` : ''}
+       ), c AS (${twinChangeSql('twin.created')})${located ? `, ${locationPositionSql('NULL::geometry')}` : ''}
        SELECT t.id, c.resource AS document, ${versionSql('t')} AS version, ${located ? movedSelect(channel) : NOT_MOVED} FROM t JOIN c ON c.subject_id = t.id`,
       p.values,
     );
@@ -676,11 +683,21 @@ export class TwinsRepository {
     const precondition = versions ? ` AND ${versionSql('t')} = ANY (${p.add(versions, '::text[]')})` : '';
     return this.sql.first(
       located && channel ? WRITTEN_NOTIFYING : WRITTEN,
-      `WITH t AS (
+      // A new location crosses geofences from where the twin was: read from its row locked first (the
+      // UPDATE joins it, so it is taken before the write), as the positions statement reads it.
+      located
+        ? `WITH was AS MATERIALIZED (
+             SELECT w.id, w.location FROM twins w WHERE w.id = ${twin} AND w.organization_id = ${organization} FOR NO KEY UPDATE
+           ), t AS (
+             UPDATE twins AS t SET ${sets.join(', ')} FROM was WHERE t.id = was.id AND t.id = ${twin} AND t.organization_id = ${organization}${precondition}
+             RETURNING t.*, was.location AS was_at
+           ), c AS (${twinChangeSql('twin.updated')}), ${locationPositionSql('t.was_at')}
+           SELECT t.id, c.resource AS document, ${versionSql('t')} AS version, ${movedSelect(channel)} FROM t JOIN c ON c.subject_id = t.id`
+        : `WITH t AS (
          UPDATE twins AS t SET ${sets.join(', ')} WHERE t.id = ${twin} AND t.organization_id = ${organization}${precondition}
          RETURNING t.*
-       ), c AS (${twinChangeSql('twin.updated')})${located ? `, ${LOCATION_POSITION_SQL}` : ''}
-       SELECT t.id, c.resource AS document, ${versionSql('t')} AS version, ${located ? movedSelect(channel) : NOT_MOVED} FROM t JOIN c ON c.subject_id = t.id`,
+       ), c AS (${twinChangeSql('twin.updated')})
+       SELECT t.id, c.resource AS document, ${versionSql('t')} AS version, ${NOT_MOVED} FROM t JOIN c ON c.subject_id = t.id`,
       p.values,
     );
   }

@@ -143,7 +143,7 @@ export class TwinsService {
   /** A write of a twin; when it moved the twin, the move is announced once the write commits. */
   private async written(write: () => Promise<WrittenTwin | undefined>): Promise<WrittenTwin | undefined> {
     const written = await write();
-    if (written?.moved_position) this.positions.announceMoves([{ twin_id: written.id, position: written.moved_position, resource: written.moved_resource }]);
+    if (written?.moved_position) this.positions.announceMoves([{ twin_id: written.id, position: written.moved_position, resource: written.moved_resource, crossings: written.crossings }]);
     return written;
   }
 

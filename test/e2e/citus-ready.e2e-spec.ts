@@ -25,10 +25,11 @@ const DISTRIBUTED = [
   'revenue_entries',
   'webhook_deliveries',
   'webhook_attempts',
+  'geofences',
 ];
 
 /** The tables referenced within an organization: `UNIQUE (organization_id, id)`, the primary key at the move. */
-const COMPOSITE_KEYS = ['twins', 'quests', 'webhooks', 'events'];
+const COMPOSITE_KEYS = ['twins', 'quests', 'webhooks', 'events', 'geofences'];
 
 /** Same-organization references: `(organization_id, column) → target (organization_id, id)`, with their ON DELETE. */
 const SAME_ORGANIZATION: { table: string; column: string; target: string }[] = [

@@ -1,4 +1,5 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { TileGridFold } from '../../src/maps/tile-grid-fold';
 import { png } from '../support/images';
 import { listRoutes, RouteInfo } from '../support/routes';
 import { document, JSON_API, TestApp } from '../support/test-app';
@@ -29,6 +30,7 @@ const PARAMS: Record<string, (route: RouteInfo, victim: World) => string[]> = {
     if (route.path.startsWith('/my/twins/')) return [v.twinId, v.siblingTwinId, v.publicTwinId];
     if (route.path.startsWith('/twins/')) return [v.twinId, v.siblingTwinId];
     if (route.path.startsWith('/webhooks/')) return [v.webhookId];
+    if (route.path.startsWith('/geofences/')) return [v.geofenceId];
     throw new Error(`no isolation rule for :id on ${route.method} ${route.path}`);
   },
   // A vector tile is a listing of a place: the zoom-14 tile of both worlds' twins (13.4, 52.5), where the
@@ -73,6 +75,9 @@ const BODIES: Record<string, ((victim: World, pathId: string | undefined) => Bod
   'POST /webhooks': () => json({ type: 'webhooks', attributes: { url: 'https://93.184.215.14/intruder', events: ['event.created'] } }, false),
   'PATCH /webhooks/:id': (_v, id) => json({ type: 'webhooks', id, attributes: { url: 'https://93.184.215.14/intruder', enabled: true } }, true),
   'DELETE /webhooks/:id': null,
+  'POST /geofences': () => json({ type: 'geofences', attributes: { name: 'intruder place', geometry: { type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 1], [0, 0]]] } } }, false),
+  'PATCH /geofences/:id': (_v, id) => json({ type: 'geofences', id, attributes: { name: 'intruder place' } }, true),
+  'DELETE /geofences/:id': null,
   'POST /webhooks/:id/rotate-secret': null,
   // A batch naming the victim's events and twin: refused whole, in the attacker's context too.
   'POST /operations': (v) => ({
@@ -121,6 +126,9 @@ describe('isolation matrix: every route, organization A against organization B a
   beforeAll(async () => {
     service = await TestApp.start();
     worlds = [await buildWorld(service, 'A'), await buildWorld(service, 'B')];
+    // The tile grid's fold (housekeeping off the request path) rewrites twin_tile_cells rows every second
+    // without changing a tile: stopped, so a snapshot compares only what requests did.
+    await service.app.get(TileGridFold).stop();
     tables = await tenantTables(service);
   }, 60_000);
   afterAll(async () => {

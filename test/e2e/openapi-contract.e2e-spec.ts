@@ -113,6 +113,12 @@ describe('the OpenAPI document is the truth', () => {
       headers: { ...tenant.headers(), 'content-type': JSON_API },
       payload: document({ type: 'webhooks', attributes: { url: 'https://partner.example.com/hooks', events: ['event.created'] } }),
     });
+    const geofence = await service.inject({
+      method: 'POST',
+      url: '/geofences/',
+      headers: { ...tenant.headers(), 'content-type': JSON_API },
+      payload: document({ type: 'geofences', attributes: { name: 'Contract place', geometry: { type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 1], [0, 0]]] } } }),
+    });
     return {
       organizations: tenant.organizationId,
       accounts: tenant.accountId,
@@ -122,6 +128,7 @@ describe('the OpenAPI document is the truth', () => {
       events: event.json().data.id,
       tokens: token.json().data.id,
       webhooks: webhook.json().data.id,
+      geofences: geofence.json().data.id,
       // No request example names a task.
       tasks: EXAMPLE_IDS.tasks,
     };

@@ -380,7 +380,8 @@ export interface paths {
          *     `data` is the event resource as committed (for `deleted`: `{"type":"events","id":…}`). When the twin itself
          *     moves (`POST /twins/<TWIN_ID>/positions`, a batch, or a `location` change), `event: twin.moved` carries its
          *     newest position: `{"type":"positions","attributes":{"coordinates":[lon,lat],"occurred":…,"accuracy":…,…},
-         *     "relationships":{"twin":{"data":{"type":"twins","id":…}}}}`, one per upload or batch. Message ids are
+         *     "relationships":{"twin":{"data":{"type":"twins","id":…}}}}`, one per upload or batch. A position entering or
+         *     leaving a geofence is `event: geofence.entered` / `geofence.exited`, its `data` the crossing's event. Message ids are
          *     positions in the change log: increasing, in commit order within the timeline. Comment lines
          *     (`: heartbeat …`) keep idle connections open (EVENT_STREAM_HEARTBEAT_MS, 15 s by default); `retry:`
          *     suggests a reconnection delay. Resuming: send `Last-Event-ID: <id of the last message>` (EventSource does
@@ -843,6 +844,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/geofences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's geofences
+         * @description Any member of the `X-Organization` organization manages its geofences; another organization's geofence answers 404, as if it did not exist. A position of a twin of the organization that enters or leaves one is an event of the twin's timeline (`geofence.entered`, `geofence.exited`; docs/API.md, "Geofences"). Oldest first, paginated with `page_number`/`page_size`.
+         */
+        get: operations["GeofencesController_list"];
+        put?: never;
+        /**
+         * Create a geofence
+         * @description Any member of the `X-Organization` organization manages its geofences; another organization's geofence answers 404, as if it did not exist. A position of a twin of the organization that enters or leaves one is an event of the twin's timeline (`geofence.entered`, `geofence.exited`; docs/API.md, "Geofences"). Creating one records no crossing: twins already inside enter it with their next position there.
+         */
+        post: operations["GeofencesController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/geofences/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One geofence
+         * @description Any member of the `X-Organization` organization manages its geofences; another organization's geofence answers 404, as if it did not exist. A position of a twin of the organization that enters or leaves one is an event of the twin's timeline (`geofence.entered`, `geofence.exited`; docs/API.md, "Geofences").
+         */
+        get: operations["GeofencesController_get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a geofence
+         * @description Any member of the `X-Organization` organization manages its geofences; another organization's geofence answers 404, as if it did not exist. A position of a twin of the organization that enters or leaves one is an event of the twin's timeline (`geofence.entered`, `geofence.exited`; docs/API.md, "Geofences"). The crossings recorded on timelines stay (their events name it).
+         */
+        delete: operations["GeofencesController_delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a geofence
+         * @description Any member of the `X-Organization` organization manages its geofences; another organization's geofence answers 404, as if it did not exist. A position of a twin of the organization that enters or leaves one is an event of the twin's timeline (`geofence.entered`, `geofence.exited`; docs/API.md, "Geofences"). `name`, `description` and `geometry` change when given; a change records no crossing.
+         */
+        patch: operations["GeofencesController_update"];
+        trace?: never;
+    };
+    "/geofences/{id}/twins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's twins inside a geofence
+         * @description Any member of the `X-Organization` organization manages its geofences; another organization's geofence answers 404, as if it did not exist. A position of a twin of the organization that enters or leaves one is an event of the twin's timeline (`geofence.entered`, `geofence.exited`; docs/API.md, "Geofences"). The twins whose current location the geofence's current geometry covers (the boundary is inside, a hole outside), in the list form of `GET /twins/`, by name; paginated with `page_number`/`page_size`.
+         */
+        get: operations["GeofencesController_twins"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1128,13 +1201,13 @@ export interface components {
              */
             url: string;
             /**
-             * @description The change kinds to receive, at least one, each once: `event.created`, `event.updated`, `event.deleted`, `twin.created`, `twin.updated`, `twin.moved`, `quest.published`, `quest.embarked`.
+             * @description The change kinds to receive, at least one, each once: `event.created`, `event.updated`, `event.deleted`, `twin.created`, `twin.updated`, `twin.moved`, `quest.published`, `quest.embarked`, `geofence.entered`, `geofence.exited`.
              * @example [
              *       "event.created",
              *       "twin.updated"
              *     ]
              */
-            events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked")[];
+            events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked" | "geofence.entered" | "geofence.exited")[];
             /** @example Order sync */
             description?: string | null;
         };
@@ -1145,12 +1218,12 @@ export interface components {
              */
             url?: string;
             /**
-             * @description The change kinds to receive, at least one, each once: `event.created`, `event.updated`, `event.deleted`, `twin.created`, `twin.updated`, `twin.moved`, `quest.published`, `quest.embarked`.
+             * @description The change kinds to receive, at least one, each once: `event.created`, `event.updated`, `event.deleted`, `twin.created`, `twin.updated`, `twin.moved`, `quest.published`, `quest.embarked`, `geofence.entered`, `geofence.exited`.
              * @example [
              *       "event.created"
              *     ]
              */
-            events?: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked")[];
+            events?: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked" | "geofence.entered" | "geofence.exited")[];
             /** @example null */
             description?: string | null;
             /**
@@ -1158,6 +1231,88 @@ export interface components {
              * @example false
              */
             enabled?: boolean;
+        };
+        CreateGeofenceAttributes: {
+            /** @example Depot */
+            name: string;
+            /**
+             * @description GeoJSON `Polygon` or `MultiPolygon` in WGS 84 (longitude first), valid as PostGIS's `ST_IsValid` sees it: closed rings of at least 4 positions, no self-intersection, holes allowed (a hole is outside); at most 10000 vertices in all. A position on the boundary is inside.
+             * @example {
+             *       "type": "Polygon",
+             *       "coordinates": [
+             *         [
+             *           [
+             *             2.29,
+             *             48.85
+             *           ],
+             *           [
+             *             2.3,
+             *             48.85
+             *           ],
+             *           [
+             *             2.3,
+             *             48.86
+             *           ],
+             *           [
+             *             2.29,
+             *             48.86
+             *           ],
+             *           [
+             *             2.29,
+             *             48.85
+             *           ]
+             *         ]
+             *       ]
+             *     }
+             */
+            geometry?: {
+                /** @enum {string} */
+                type: "Polygon" | "MultiPolygon";
+                coordinates: unknown[][][];
+            };
+            /** @example The yard and its gate */
+            description?: string | null;
+        };
+        UpdateGeofenceAttributes: {
+            /** @example Depot north */
+            name?: string;
+            /**
+             * @description GeoJSON `Polygon` or `MultiPolygon` in WGS 84 (longitude first), valid as PostGIS's `ST_IsValid` sees it: closed rings of at least 4 positions, no self-intersection, holes allowed (a hole is outside); at most 10000 vertices in all. A position on the boundary is inside.
+             * @example {
+             *       "type": "Polygon",
+             *       "coordinates": [
+             *         [
+             *           [
+             *             2.29,
+             *             48.85
+             *           ],
+             *           [
+             *             2.3,
+             *             48.85
+             *           ],
+             *           [
+             *             2.3,
+             *             48.86
+             *           ],
+             *           [
+             *             2.29,
+             *             48.86
+             *           ],
+             *           [
+             *             2.29,
+             *             48.85
+             *           ]
+             *         ]
+             *       ]
+             *     }
+             */
+            geometry?: {
+                /** @enum {string} */
+                type: "Polygon" | "MultiPolygon";
+                coordinates: unknown[][][];
+            };
+            /** @example null */
+            description?: string | null;
         };
         /** @description What in the request to fix: exactly one of `pointer`, `parameter` or `header`. */
         ErrorSource: {
@@ -2256,7 +2411,7 @@ export interface components {
                  */
                 url: string;
                 /** @description The change kinds it receives. */
-                events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked")[];
+                events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked" | "geofence.entered" | "geofence.exited")[];
                 description: string | null;
                 /** @description Disabled: nothing new is queued for it; what was queued waits. */
                 enabled: boolean;
@@ -2291,7 +2446,7 @@ export interface components {
                  */
                 url: string;
                 /** @description The change kinds it receives. */
-                events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked")[];
+                events: ("event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked" | "geofence.entered" | "geofence.exited")[];
                 description: string | null;
                 /** @description Disabled: nothing new is queued for it; what was queued waits. */
                 enabled: boolean;
@@ -2328,7 +2483,7 @@ export interface components {
                  */
                 "webhook-id": string;
                 /** @enum {string} */
-                "event-type": "event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked";
+                "event-type": "event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked" | "geofence.entered" | "geofence.exited";
                 /** @description 1 for the first attempt of the delivery. */
                 attempt: number;
                 /** @description The receiver's HTTP status; null when none came (see `error`). */
@@ -2386,7 +2541,7 @@ export interface components {
         };
         WebhookPayload: {
             /** @enum {string} */
-            type: "event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked";
+            type: "event.created" | "event.updated" | "event.deleted" | "twin.created" | "twin.updated" | "twin.moved" | "quest.published" | "quest.embarked" | "geofence.entered" | "geofence.exited";
             /**
              * Format: date-time
              * @description When the change was committed (UTC, microseconds).
@@ -2396,6 +2551,64 @@ export interface components {
             /** @description The changed resource as committed, in the form its own route answers (an `events`, `twins` or `quests` resource object); for `event.deleted` its identifier `{type, id}`. */
             data: {
                 [key: string]: unknown;
+            };
+        };
+        /** @description A geofence of the organization. With a sparse fieldset (`fields[geofences]`) only the members it names are written, and `relationships` only when it names one. */
+        GeofenceResource: {
+            /** @enum {string} */
+            type: "geofences";
+            /** Format: uuid */
+            id: string;
+            attributes: {
+                name: string;
+                description: string | null;
+                /** @description GeoJSON Polygon or MultiPolygon, WGS 84, as stored (PostGIS writes at most 9 decimals). */
+                geometry: {
+                    /** @enum {string} */
+                    type: "Polygon" | "MultiPolygon";
+                    coordinates: unknown[][];
+                };
+                /**
+                 * Format: date-time
+                 * @example 2026-11-21T19:26:03.123456Z
+                 */
+                created: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-21T19:26:03.123456Z
+                 */
+                modified: string;
+            };
+        };
+        GeofenceDocument: {
+            data: components["schemas"]["GeofenceResource"];
+            included?: components["schemas"]["Included"];
+        };
+        GeofenceListDocument: {
+            links: components["schemas"]["PageLinks"];
+            data: components["schemas"]["GeofenceResource"][];
+            included?: components["schemas"]["Included"];
+            meta?: components["schemas"]["PaginationMeta"];
+        };
+        /** @description `{data: {type: "geofences", attributes: {name, geometry, description?}}}` */
+        GeofenceCreateDocument: {
+            data: {
+                /** @enum {string} */
+                type: "geofences";
+                attributes: components["schemas"]["CreateGeofenceAttributes"];
+            };
+        };
+        /** @description `{data: {type: "geofences", id, attributes}}`: `id` must be the path id; the attributes given change. */
+        GeofenceUpdateDocument: {
+            data: {
+                /** @enum {string} */
+                type: "geofences";
+                /**
+                 * Format: uuid
+                 * @description The id of the URL (409 `id_mismatch` otherwise).
+                 */
+                id: string;
+                attributes?: components["schemas"]["UpdateGeofenceAttributes"];
             };
         };
     };
@@ -7250,7 +7463,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["WebhookWithSecretDocument"];
                 };
             };
-            /** @description `invalid_document` (`source.pointer`): an unknown or invalid attribute; a `url` that is not `https`, carries credentials, does not resolve, or resolves to a private, loopback, link-local or metadata address; an event type other than event.created, event.updated, event.deleted, twin.created, twin.updated, twin.moved, quest.published, quest.embarked. `invalid_header`: a tenant header. */
+            /** @description `invalid_document` (`source.pointer`): an unknown or invalid attribute; a `url` that is not `https`, carries credentials, does not resolve, or resolves to a private, loopback, link-local or metadata address; an event type other than event.created, event.updated, event.deleted, twin.created, twin.updated, twin.moved, quest.published, quest.embarked, geofence.entered, geofence.exited. `invalid_header`: a tenant header. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7523,7 +7736,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["WebhookDocument"];
                 };
             };
-            /** @description `invalid_document` (`source.pointer`): an unknown or invalid attribute; a `url` that is not `https`, carries credentials, does not resolve, or resolves to a private, loopback, link-local or metadata address; an event type other than event.created, event.updated, event.deleted, twin.created, twin.updated, twin.moved, quest.published, quest.embarked. `invalid_header`: a tenant header. */
+            /** @description `invalid_document` (`source.pointer`): an unknown or invalid attribute; a `url` that is not `https`, carries credentials, does not resolve, or resolves to a private, loopback, link-local or metadata address; an event type other than event.created, event.updated, event.deleted, twin.created, twin.updated, twin.moved, quest.published, quest.embarked, geofence.entered, geofence.exited. `invalid_header`: a tenant header. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7793,6 +8006,756 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    GeofencesController_list: {
+        parameters: {
+            query?: {
+                /** @description From 1; a page past the last one is a 404. */
+                page_number?: number;
+                /** @description Default 50, at most 100 (PAGE_SIZE_DEFAULT / PAGE_SIZE_MAX). */
+                page_size?: number;
+            };
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{links, data: [geofence], meta: {pagination}}` */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "links": {
+                     *         "first": "https://api.example.com/geofences/?page_number=1",
+                     *         "last": "https://api.example.com/geofences/?page_number=1",
+                     *         "next": null,
+                     *         "prev": null
+                     *       },
+                     *       "data": [
+                     *         {
+                     *           "type": "geofences",
+                     *           "id": "8d2e4f6a-1b3c-4d5e-8f7a-9b0c1d2e3f4a",
+                     *           "attributes": {
+                     *             "name": "Depot",
+                     *             "description": "The yard and its gate",
+                     *             "geometry": {
+                     *               "type": "Polygon",
+                     *               "coordinates": [
+                     *                 [
+                     *                   [
+                     *                     2.29,
+                     *                     48.85
+                     *                   ],
+                     *                   [
+                     *                     2.3,
+                     *                     48.85
+                     *                   ],
+                     *                   [
+                     *                     2.3,
+                     *                     48.86
+                     *                   ],
+                     *                   [
+                     *                     2.29,
+                     *                     48.86
+                     *                   ],
+                     *                   [
+                     *                     2.29,
+                     *                     48.85
+                     *                   ]
+                     *                 ]
+                     *               ]
+                     *             },
+                     *             "created": "2026-11-21T19:26:03.123456Z",
+                     *             "modified": "2026-11-21T19:26:03.123456Z"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "pagination": {
+                     *           "page": 1,
+                     *           "pages": 1,
+                     *           "count": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.api+json": components["schemas"]["GeofenceListDocument"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_found`: a page past the last one. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    GeofencesController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A geofences document. */
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["GeofenceCreateDocument"];
+                "application/json": components["schemas"]["GeofenceCreateDocument"];
+            };
+        };
+        responses: {
+            /** @description `{data: geofence}` */
+            201: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "type": "geofences",
+                     *         "id": "8d2e4f6a-1b3c-4d5e-8f7a-9b0c1d2e3f4a",
+                     *         "attributes": {
+                     *           "name": "Depot",
+                     *           "description": "The yard and its gate",
+                     *           "geometry": {
+                     *             "type": "Polygon",
+                     *             "coordinates": [
+                     *               [
+                     *                 [
+                     *                   2.29,
+                     *                   48.85
+                     *                 ],
+                     *                 [
+                     *                   2.3,
+                     *                   48.85
+                     *                 ],
+                     *                 [
+                     *                   2.3,
+                     *                   48.86
+                     *                 ],
+                     *                 [
+                     *                   2.29,
+                     *                   48.86
+                     *                 ],
+                     *                 [
+                     *                   2.29,
+                     *                   48.85
+                     *                 ]
+                     *               ]
+                     *             ]
+                     *           },
+                     *           "created": "2026-11-21T19:26:03.123456Z",
+                     *           "modified": "2026-11-21T19:26:03.123456Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.api+json": components["schemas"]["GeofenceDocument"];
+                };
+            };
+            /** @description `invalid_document` (`source.pointer`): an unknown or invalid attribute; a geometry that is not a GeoJSON Polygon or MultiPolygon, with coordinates out of range, a ring not closed or of fewer than 4 positions, more than 10,000 vertices, or invalid for PostGIS (`/data/attributes/geometry`, the detail giving `ST_IsValidReason`, e.g. a self-intersection). `invalid_header`: a tenant header. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `client_generated_id`: the document has a `data.id`; `forbidden`: a tenant header (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            /** @description `type_mismatch`: `data.type` is not `geofences`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    GeofencesController_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description A UUID; anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{data: geofence}` */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "type": "geofences",
+                     *         "id": "8d2e4f6a-1b3c-4d5e-8f7a-9b0c1d2e3f4a",
+                     *         "attributes": {
+                     *           "name": "Depot",
+                     *           "description": "The yard and its gate",
+                     *           "geometry": {
+                     *             "type": "Polygon",
+                     *             "coordinates": [
+                     *               [
+                     *                 [
+                     *                   2.29,
+                     *                   48.85
+                     *                 ],
+                     *                 [
+                     *                   2.3,
+                     *                   48.85
+                     *                 ],
+                     *                 [
+                     *                   2.3,
+                     *                   48.86
+                     *                 ],
+                     *                 [
+                     *                   2.29,
+                     *                   48.86
+                     *                 ],
+                     *                 [
+                     *                   2.29,
+                     *                   48.85
+                     *                 ]
+                     *               ]
+                     *             ]
+                     *           },
+                     *           "created": "2026-11-21T19:26:03.123456Z",
+                     *           "modified": "2026-11-21T19:26:03.123456Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.api+json": components["schemas"]["GeofenceDocument"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_found`: no geofence of the `X-Organization` organization has this id (other organizations' included), or a page past the last one. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    GeofencesController_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A UUID; anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_found`: no geofence of the `X-Organization` organization has this id (other organizations' included), or a page past the last one. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    GeofencesController_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A UUID; anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A geofences document with the changes. */
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["GeofenceUpdateDocument"];
+                "application/json": components["schemas"]["GeofenceUpdateDocument"];
+            };
+        };
+        responses: {
+            /** @description `{data: geofence}` after the change */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "type": "geofences",
+                     *         "id": "8d2e4f6a-1b3c-4d5e-8f7a-9b0c1d2e3f4a",
+                     *         "attributes": {
+                     *           "name": "Depot",
+                     *           "description": "The yard and its gate",
+                     *           "geometry": {
+                     *             "type": "Polygon",
+                     *             "coordinates": [
+                     *               [
+                     *                 [
+                     *                   2.29,
+                     *                   48.85
+                     *                 ],
+                     *                 [
+                     *                   2.3,
+                     *                   48.85
+                     *                 ],
+                     *                 [
+                     *                   2.3,
+                     *                   48.86
+                     *                 ],
+                     *                 [
+                     *                   2.29,
+                     *                   48.86
+                     *                 ],
+                     *                 [
+                     *                   2.29,
+                     *                   48.85
+                     *                 ]
+                     *               ]
+                     *             ]
+                     *           },
+                     *           "created": "2026-11-21T19:26:03.123456Z",
+                     *           "modified": "2026-11-21T19:26:03.123456Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.api+json": components["schemas"]["GeofenceDocument"];
+                };
+            };
+            /** @description `invalid_document` (`source.pointer`): an unknown or invalid attribute; a geometry that is not a GeoJSON Polygon or MultiPolygon, with coordinates out of range, a ring not closed or of fewer than 4 positions, more than 10,000 vertices, or invalid for PostGIS (`/data/attributes/geometry`, the detail giving `ST_IsValidReason`, e.g. a self-intersection). `invalid_header`: a tenant header. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_found`: no geofence of the `X-Organization` organization has this id (other organizations' included), or a page past the last one. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            /** @description `type_mismatch` (`data.type` is not `geofences`) or `id_mismatch` (`data.id` is not the path id). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    GeofencesController_twins: {
+        parameters: {
+            query?: {
+                /** @description From 1; a page past the last one is a 404. */
+                page_number?: number;
+                /** @description Default 50, at most 100 (PAGE_SIZE_DEFAULT / PAGE_SIZE_MAX). */
+                page_size?: number;
+            };
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description A UUID; anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{links, data: [twin], meta: {pagination}}` */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "links": {
+                     *         "first": "https://api.example.com/twins/?page_number=1",
+                     *         "last": "https://api.example.com/twins/?page_number=1",
+                     *         "next": null,
+                     *         "prev": null
+                     *       },
+                     *       "data": [
+                     *         {
+                     *           "type": "twins",
+                     *           "id": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *           "attributes": {
+                     *             "created": "2026-11-21T19:26:03.123456Z",
+                     *             "modified": "2026-11-21T19:26:03.123456Z",
+                     *             "name": "River walks",
+                     *             "description": "Guided city walks along the river.",
+                     *             "personal": false,
+                     *             "connections": [],
+                     *             "personality": {
+                     *               "id": "a3bb189e-8bf9-4888-9912-ace4e6543002",
+                     *               "characteristics": [
+                     *                 "outdoors",
+                     *                 "history"
+                     *               ],
+                     *               "services": [
+                     *                 "guided tours"
+                     *               ]
+                     *             },
+                     *             "meta-data": {
+                     *               "category": "tours"
+                     *             },
+                     *             "place-id": "ChIJD7fiBh9u5kcRYJSMaMOCCwQ",
+                     *             "provider": "google",
+                     *             "location": {
+                     *               "type": "Point",
+                     *               "coordinates": [
+                     *                 2.3522,
+                     *                 48.8566
+                     *               ]
+                     *             },
+                     *             "opening-hours": {
+                     *               "open_now": true,
+                     *               "weekday_text": [
+                     *                 "Monday: 9:00 AM – 5:00 PM"
+                     *               ]
+                     *             },
+                     *             "phone-number": "+33 1 23 45 67 89",
+                     *             "address": "1 Quai de la Tournelle",
+                     *             "city": "Paris",
+                     *             "state": "Île-de-France",
+                     *             "website": "https://example.com",
+                     *             "provider-info": {
+                     *               "photos": [],
+                     *               "reviews": []
+                     *             }
+                     *           },
+                     *           "relationships": {
+                     *             "organization": {
+                     *               "data": {
+                     *                 "type": "organizations",
+                     *                 "id": "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+                     *               }
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "pagination": {
+                     *           "page": 1,
+                     *           "pages": 1,
+                     *           "count": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.api+json": components["schemas"]["TwinListDocument"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_found`: no geofence of the `X-Organization` organization has this id (other organizations' included), or a page past the last one. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { getMetadataStorage } from 'class-validator';
 import * as adminDto from '../../src/admin/dto/admin.dto';
 import * as eventDto from '../../src/events/dto/event.dto';
+import * as geofenceDto from '../../src/geofences/dto/geofence.dto';
 import * as questDto from '../../src/quests/dto/quest.dto';
 import * as twinDto from '../../src/twins/dto/twin-attributes.dto';
 import * as webhookDto from '../../src/webhooks/dto/webhook.dto';
@@ -13,6 +14,7 @@ export type Constructor = new () => object;
 export const DTO_MODULES: Record<string, Record<string, unknown>> = {
   'admin/dto/admin.dto.ts': adminDto,
   'events/dto/event.dto.ts': eventDto,
+  'geofences/dto/geofence.dto.ts': geofenceDto,
   'quests/dto/quest.dto.ts': questDto,
   'twins/dto/twin-attributes.dto.ts': twinDto,
   'webhooks/dto/webhook.dto.ts': webhookDto,

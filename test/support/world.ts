@@ -37,6 +37,8 @@ export interface World {
   eventIds: string[];
   /** A webhook of the organization (its secret, description and deliveries are the organization's alone). */
   webhookId: string;
+  /** A geofence of the organization, around the world's twins (13.4, 52.5). */
+  geofenceId: string;
   /** Ids other organizations must never see. */
   privateIds: string[];
   /** Names other organizations must never see. */
@@ -159,6 +161,16 @@ export async function buildWorld(service: TestApp, label: string): Promise<World
     201,
     'create webhook',
   );
+  const geofence = await expectStatus(
+    inject({
+      method: 'POST',
+      url: '/geofences/',
+      headers: orgHeaders,
+      payload: document({ type: 'geofences', attributes: { name: name('geofence'), geometry: { type: 'Polygon', coordinates: [[[13, 52], [14, 52], [14, 53], [13, 52]]] } } }),
+    }),
+    201,
+    'create geofence',
+  );
 
   return {
     label,
@@ -180,8 +192,9 @@ export async function buildWorld(service: TestApp, label: string): Promise<World
     copyQuestId: copy.id,
     eventIds,
     webhookId: webhook.id,
+    geofenceId: geofence.id,
     // The organization id is not private: the public twin's resource names it.
-    privateIds: [account.id, token.id, second.id, twin.id, sibling.id, privateQuest.id, privateTask.id, privateImage.id, copy.id, ...eventIds, webhook.id],
+    privateIds: [account.id, token.id, second.id, twin.id, sibling.id, privateQuest.id, privateTask.id, privateImage.id, copy.id, ...eventIds, webhook.id, geofence.id],
     // Every private name contains the marker; public names use only the label.
     privateNames: names,
     publicIds: [organization.id, publicTwin.id, publicQuest.id, publicImage.id],

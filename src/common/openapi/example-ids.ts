@@ -12,6 +12,7 @@ export const EXAMPLE_IDS = {
   tasks: '9a8b7c6d-5e4f-4a3b-8c1d-0e9f8a7b6c5d',
   events: '0199a6f4-3c2e-7a41-8b1d-5f0e2c9d7a10',
   webhooks: '4b3f1d2e-8a6c-4e5f-9b0a-1c2d3e4f5a60',
+  geofences: '8d2e4f6a-1b3c-4d5e-8f7a-9b0c1d2e3f4a',
 } as const;
 
 /** Other ids of examples (a second twin, a copy of a quest, a personality), never sent by the contract test. */

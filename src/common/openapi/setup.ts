@@ -60,6 +60,7 @@ const TAGS: [name: string, description: string][] = [
   ['events', "Timeline events of the acting twin, and their live stream."],
   ['organizations', "The caller's organizations."],
   ['webhooks', "The organization's webhooks: signed deliveries of its changes to partners' URLs (docs/WEBHOOKS.md)."],
+  ['geofences', "The organization's geofences: places whose boundary a twin's position crosses, recorded as `geofence.entered` and `geofence.exited` events of its timeline."],
   ['maps', 'Vector tiles of the visible twins (Mapbox Vector Tile, TileJSON) and the map page (`GET /map`).'],
   ['admin', 'Operators: organizations, accounts and access tokens (`Authorization: Token <ADMIN_TOKEN>`).'],
   ['operations', 'Health of the service.'],

@@ -4,6 +4,7 @@ import { rowShape } from '../../database/row-shape.js';
 import { Sql } from '../../database/sql.js';
 import { SqlParams } from '../../database/sql-params.js';
 import { isoTimestampSql } from '../../database/timestamps.js';
+import { crossingChangesJsonSql, geofenceCrossingsSql } from '../../geofences/geofence-crossings.js';
 import type { Position } from './position-body.js';
 
 /**
@@ -32,9 +33,21 @@ export interface RecordedTwin {
   /** The change's position in the change log, and its resource, when the twin moved. */
   position: string | null;
   resource: string | null;
+  /** The geofence crossings it recorded: a JSON array of change rows in position order, or null (geofence-crossings.ts). */
+  crossings: string | null;
 }
-const RECORDED = rowShape({ twin_id: 'uuid', stored: 'integer', position: 'text?', resource: 'text?' });
-const RECORDED_NOTIFYING = rowShape({ twin_id: 'uuid', stored: 'integer', position: 'text?', resource: 'text?', notified: 'text?' });
+const RECORDED = rowShape({ twin_id: 'uuid', stored: 'integer', position: 'text?', resource: 'text?', crossings: 'text?' });
+const RECORDED_NOTIFYING = rowShape({ twin_id: 'uuid', stored: 'integer', position: 'text?', resource: 'text?', crossings: 'text?', notified: 'text?' });
+
+/**
+ * `pg_notify` of every change CTE `moves` and `geofence_changes` recorded for the twin `twin` (SQL), in
+ * position order (a volatile select list is evaluated after the sort), so a stream never gets a later
+ * position before an earlier one; the number announced.
+ */
+export const notifyTwinChangesSql = (channel: string, moves: string, twin: string): string =>
+  `(SELECT count(*) FROM (SELECT ${notifyChangeSql(channel, 'a')} AS notified
+                            FROM (SELECT * FROM ${moves} m WHERE m.twin_id = ${twin} UNION ALL SELECT * FROM geofence_changes gc WHERE gc.twin_id = ${twin}) a
+                           ORDER BY a.position) n)::text`;
 
 /** A position of a track, read to be drawn as a line. */
 export interface TrackRow {
@@ -81,7 +94,8 @@ export class PositionsRepository {
          SELECT * FROM unnest($2::uuid[], $3::timestamptz[], $4::float8[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[])
            AS i(twin_id, occurred, lon, lat, accuracy, speed, heading, altitude)
        ), owned AS MATERIALIZED (
-         SELECT t.id FROM twins t WHERE t.organization_id = $1 AND t.id IN (SELECT i.twin_id FROM input i) ORDER BY t.id FOR NO KEY UPDATE
+         SELECT t.id, t.location AS was_at, t.location_occurred AS was_occurred
+           FROM twins t WHERE t.organization_id = $1 AND t.id IN (SELECT i.twin_id FROM input i) ORDER BY t.id FOR NO KEY UPDATE
        ), stored AS (
          INSERT INTO positions (organization_id, twin_id, occurred, location, accuracy, speed, heading, altitude)
          SELECT $1, i.twin_id, i.occurred, ST_SetSRID(ST_MakePoint(i.lon, i.lat), 4326), i.accuracy, i.speed, i.heading, i.altitude
@@ -95,9 +109,18 @@ export class PositionsRepository {
            FROM newest n
           WHERE t.id = n.twin_id AND t.organization_id = $1 AND (t.location_occurred IS NULL OR t.location_occurred < n.occurred)
          RETURNING n.*
-       ), c AS (${twinMovedChangeSql('moved')})
-       SELECT o.id AS twin_id, coalesce(n.stored, 0)::int AS stored, c.position::text AS position, c.resource
-              ${channel ? `, CASE WHEN c.position IS NOT NULL THEN ${notifyChangeSql(channel)} END AS notified` : ''}
+       ), c AS (${twinMovedChangeSql('moved')}
+       ), steps AS (
+         -- Every new position newer than where the twin was (read from its locked row), each after the one
+         -- before it, the first after that location: the twin's path, for its geofence crossings.
+         SELECT $1::uuid AS organization_id, s.twin_id, s.occurred, s.location,
+                CASE WHEN row_number() OVER w = 1 THEN o.was_at ELSE lag(s.location) OVER w END AS before
+           FROM stored s JOIN owned o ON o.id = s.twin_id
+          WHERE o.was_occurred IS NULL OR s.occurred > o.was_occurred
+         WINDOW w AS (PARTITION BY s.twin_id ORDER BY s.occurred)
+       ), ${geofenceCrossingsSql('steps')}
+       SELECT o.id AS twin_id, coalesce(n.stored, 0)::int AS stored, c.position::text AS position, c.resource, ${crossingChangesJsonSql('o.id')} AS crossings
+              ${channel ? `, ${notifyTwinChangesSql(channel, 'c', 'o.id')} AS notified` : ''}
          FROM owned o
          LEFT JOIN (SELECT s.twin_id, count(*) AS stored FROM stored s GROUP BY s.twin_id) n ON n.twin_id = o.id
          LEFT JOIN c ON c.twin_id = o.id`,

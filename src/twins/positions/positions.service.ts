@@ -5,7 +5,8 @@ import { CursorCodec } from '../../common/json-api/cursor.js';
 import { FeatureCollection, RawBody } from '../../common/json-api/envelope.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { Sql } from '../../database/sql.js';
-import { EventBus } from '../../events/event-bus.js';
+import { EventBus, eventChangeOf, type EventChange } from '../../events/event-bus.js';
+import type { ChangeRow } from '../../database/change-log.js';
 import { readPositionUpload, utcDay, type Position, type PositionWindow } from './position-body.js';
 import { PositionPartitions } from './position-partitions.js';
 import { PositionsRepository, type RecordedTwin, type TrackRange } from './positions.repository.js';
@@ -98,12 +99,21 @@ export class PositionsService {
    * Moves recorded in the caller's transaction, to the in-process bus once it committed (a bus with a
    * channel had PostgreSQL NOTIFY them from the statement).
    */
-  announceMoves(rows: readonly Pick<RecordedTwin, 'twin_id' | 'position' | 'resource'>[]): void {
+  announceMoves(rows: readonly Pick<RecordedTwin, 'twin_id' | 'position' | 'resource' | 'crossings'>[]): void {
     if (this.bus.channel !== null) return;
     for (const row of rows) {
-      if (row.position === null || row.resource === null) continue;
-      const change = { position: row.position, op: 'twin.moved' as const, twinId: row.twin_id, id: row.twin_id, name: '', category: '', data: row.resource };
-      this.sql.afterCommit(() => this.bus.committed(change));
+      const changes: EventChange[] = [];
+      if (row.position !== null && row.resource !== null) {
+        changes.push({ position: row.position, op: 'twin.moved', twinId: row.twin_id, id: row.twin_id, name: '', category: '', data: row.resource });
+      }
+      // Its geofence crossings (events of its timeline), with the move in position order: a stream
+      // takes a position at or before the last it sent as already had.
+      for (const crossing of row.crossings === null ? [] : (JSON.parse(row.crossings) as ChangeRow[])) {
+        const change = eventChangeOf(crossing);
+        if (change) changes.push(change);
+      }
+      changes.sort((a, b) => (BigInt(a.position) < BigInt(b.position) ? -1 : 1));
+      for (const change of changes) this.sql.afterCommit(() => this.bus.committed(change));
     }
   }
 
