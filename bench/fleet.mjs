@@ -266,13 +266,26 @@ async function verifyRequests(port, t, twins) {
 }
 
 async function verify(db, t) {
+  // The service migrates the database when it starts: the baseline's statements need its newest tables.
+  if (!(await db.query(`SELECT to_regclass('geofences') IS NOT NULL AND to_regclass('positions') IS NOT NULL AS ok`)).rows[0].ok) await withServer('service', async () => {});
   const [serviceTwin, rawTwin, emptyTwin] = await makeTwins(db, t.organizationId, 'verify', 3);
   const foreign = (await db.query(`SELECT id FROM twins WHERE organization_id <> $1 AND NOT public ORDER BY id LIMIT 1`, [t.organizationId])).rows[0].id;
+  // A geofence the verify uploads enter and leave (its crossings are events and changes of both servers).
+  await db.query(
+    `INSERT INTO geofences (organization_id, name, geometry) VALUES ($1, $2, ST_MakeEnvelope(2.355, 48.855, 2.365, 48.865, 4326))`,
+    [t.organizationId, `${TWIN_PREFIX}verify fence`],
+  );
   const effects = async (twin) => {
     const row = (await db.query(`SELECT ST_AsText(location) AS location, location_occurred::text AS occurred FROM twins WHERE id = $1`, [twin])).rows[0];
-    const changes = (await db.query(`SELECT kind, resource FROM changes WHERE twin_id = $1 ORDER BY position`, [twin])).rows.map((r) => ({ kind: r.kind, resource: JSON.parse(r.resource.replaceAll(twin, 'TWIN')) }));
+    // Ids and times made by the statement (event ids, the events' `timestamp`) differ by nature.
+    const changes = (await db.query(`SELECT kind, name, category, subject_id, resource FROM changes WHERE twin_id = $1 ORDER BY position`, [twin])).rows.map((r) => {
+      const resource = JSON.parse(r.resource.replaceAll(twin, 'TWIN').replaceAll(r.subject_id, 'SUBJECT'));
+      if (resource.attributes?.timestamp) resource.attributes.timestamp = 'TIMESTAMP';
+      return { kind: r.kind, name: r.name, category: r.category, resource };
+    });
+    const events = (await db.query(`SELECT name, category, data, occurred::text AS occurred FROM events WHERE twin_id = $1 ORDER BY id`, [twin])).rows.map((e) => ({ ...e, data: JSON.parse(JSON.stringify(e.data).replaceAll(twin, 'TWIN')) }));
     const positions = (await db.query(`SELECT count(*)::int AS n FROM positions WHERE twin_id = $1`, [twin])).rows[0].n;
-    return { ...row, changes, positions };
+    return { ...row, changes, events, positions };
   };
   const got = {};
   for (const who of ['service', 'raw']) {

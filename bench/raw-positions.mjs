@@ -9,8 +9,9 @@
 //   X-Organization: a CTE of the statement that does the work), as named prepared statements;
 // - an upload is one statement: the twin locked, the positions inserted from column arrays (unnest) with
 //   ON CONFLICT DO NOTHING, the twin moved to the newest stored position when it is newer than its
-//   location, the `twin.moved` change row (its position drawn by the changes table's trigger) and its
-//   pg_notify, as the service's statement does;
+//   location, the `twin.moved` change row (its position drawn by the changes table's trigger), the
+//   geofence crossings of the new positions (events and their changes), every change's pg_notify, as the
+//   service's statement does (SQL_UPLOAD);
 // - a track page is JSON text built by PostgreSQL (concatenated, see trackPointsSql), in rows of 100
 //   features (~21 kB) that Node joins: one 2 MB row makes pg grow its read buffer step by step (as
 //   raw-server.mjs's long listings);
@@ -65,15 +66,42 @@ const AUTH = `a AS (
     FROM access_tokens k LEFT JOIN memberships m ON m.account_id = k.account_id AND m.organization_id = $2::uuid
    WHERE k.token_hash = $1::bytea AND k.revoked IS NULL AND (k.expires IS NULL OR k.expires > now()))`;
 
+/** The JSON of the row `m` of a move: its newest position in the upload's own form (the `twin.moved` resource). */
+const positionJson = (m) => `json_build_object('type', 'positions',
+  'attributes', json_build_object('coordinates', json_build_array(ST_X(${m}.location), ST_Y(${m}.location)), 'occurred', ${iso(`${m}.occurred`)},
+                                  'accuracy', ${m}.accuracy, 'speed', ${m}.speed, 'heading', ${m}.heading, 'altitude', ${m}.altitude),
+  'relationships', json_build_object('twin', json_build_object('data', json_build_object('type', 'twins', 'id', ${m}.id))))::text`;
+
+/** An event's resource object, of the events row `e`. */
+const eventJson = (e) => `json_build_object('type', 'events', 'id', ${e}.id, 'attributes', json_build_object(
+  'name', ${e}.name, 'category', ${e}.category, 'data', ${e}.data, 'timestamp', ${iso(`${e}."timestamp"`)}, 'occurred', ${iso(`${e}.occurred`)}))::text`;
+
+/** A time-ordered UUID (version 7) of the statement's millisecond, `seq` as its counter, the rest random. */
+const uuidv7 = (seq) => `encode(overlay(overlay(uuid_send(gen_random_uuid())
+    PLACING substring(int8send((extract(epoch FROM statement_timestamp()) * 1000)::bigint) FROM 3) FROM 1 FOR 6)
+    PLACING int2send((x'7000'::int | (${seq} % 4096)::int)::smallint) FROM 7 FOR 2), 'hex')::uuid`;
+
+/** A change row `c` as the event stream's NOTIFY payload (without its resource when that would not fit). */
+const notifyPayload = (c) => `CASE WHEN octet_length(${c}.resource) <= ${NOTIFY_RESOURCE_MAX}
+    THEN json_build_object('position', ${c}.position::text, 'kind', ${c}.kind, 'twin_id', ${c}.twin_id, 'subject_id', ${c}.subject_id, 'name', ${c}.name, 'category', ${c}.category, 'resource', ${c}.resource)
+    ELSE json_build_object('position', ${c}.position::text, 'kind', ${c}.kind, 'twin_id', ${c}.twin_id, 'subject_id', ${c}.subject_id, 'name', ${c}.name, 'category', ${c}.category) END::text`;
+
 /**
  * POST /twins/<id>/positions — $3 twin, $4..$10 the columns (occurred as sent, lon, lat, accuracy,
  * speed, heading, altitude). The twin is locked first (FOR NO KEY UPDATE: concurrent uploads of one twin
- * queue, so the newer always wins the move); the positions of a twin the organization does not have are
- * never inserted. The change's resource is the newest position in the upload's own form.
+ * queue, so the newer always wins the move, and each sees where the other left the twin); the positions
+ * of a twin the organization does not have are never inserted. Then, as the contract says:
+ * - the twin moves to the newest stored position when that is newer than its location, and the move is
+ *   a `twin.moved` change whose resource is that position;
+ * - every stored position newer than where the twin was is a step of its path (from the location it had);
+ *   a step into or out of one of the organization's geofences (`ST_Covers`, candidates by the GiST index)
+ *   is a `geofence.entered` / `geofence.exited` event of the twin's timeline (ids time-ordered in the
+ *   order of `occurred`) and its change;
+ * - every change is announced (pg_notify) in position order, the move's first.
  */
 const SQL_UPLOAD = `WITH ${AUTH},
 tw AS MATERIALIZED (
-  SELECT t.id, t.organization_id FROM twins t
+  SELECT t.id, t.organization_id, t.location AS was_at, t.location_occurred AS was_occurred FROM twins t
    WHERE t.id = $3::uuid AND t.organization_id = (SELECT a.org FROM a)
      FOR NO KEY UPDATE),
 stored AS (
@@ -91,18 +119,29 @@ moved AS (
   RETURNING t.id, t.organization_id, n.occurred, n.location, n.accuracy, n.speed, n.heading, n.altitude),
 c AS (
   INSERT INTO changes (organization_id, twin_id, kind, subject_id, resource)
-  SELECT m.organization_id, m.id, 'twin.moved', m.id,
-         json_build_object('type', 'positions',
-           'attributes', json_build_object('coordinates', json_build_array(ST_X(m.location), ST_Y(m.location)), 'occurred', ${iso('m.occurred')},
-                                           'accuracy', m.accuracy, 'speed', m.speed, 'heading', m.heading, 'altitude', m.altitude),
-           'relationships', json_build_object('twin', json_build_object('data', json_build_object('type', 'twins', 'id', m.id))))::text
-    FROM moved m
+  SELECT m.organization_id, m.id, 'twin.moved', m.id, ${positionJson('m')} FROM moved m
+  RETURNING position, kind, twin_id, subject_id, name, category, resource),
+path AS (
+  SELECT tw.organization_id, tw.id AS twin_id, s.occurred, s.location, coalesce(lag(s.location) OVER (ORDER BY s.occurred), tw.was_at) AS before
+    FROM stored s, tw
+   WHERE tw.was_occurred IS NULL OR s.occurred > tw.was_occurred),
+crossed AS (
+  SELECT p.organization_id, p.twin_id, p.occurred, p.location, g.id AS geofence, ST_Covers(g.geometry, p.location) AS entered,
+         row_number() OVER (ORDER BY p.occurred, g.id) AS seq
+    FROM path p JOIN geofences g ON g.organization_id = p.organization_id AND (g.geometry && p.location OR g.geometry && p.before)
+   WHERE ST_Covers(g.geometry, p.location) <> coalesce(ST_Covers(g.geometry, p.before), false)),
+ev AS (
+  INSERT INTO events (id, organization_id, twin_id, name, category, data, occurred)
+  SELECT ${uuidv7('x.seq')}, x.organization_id, x.twin_id, CASE WHEN x.entered THEN 'geofence.entered' ELSE 'geofence.exited' END, 'geofence',
+         jsonb_build_object('twin', x.twin_id, 'geofence', x.geofence, 'coordinates', jsonb_build_array(ST_X(x.location), ST_Y(x.location))), x.occurred
+    FROM crossed x ORDER BY x.seq
+  RETURNING *),
+gc AS (
+  INSERT INTO changes (organization_id, twin_id, kind, subject_id, name, category, resource)
+  SELECT e.organization_id, e.twin_id, e.name, e.id, e.name, e.category, ${eventJson('e')} FROM ev e ORDER BY e.id
   RETURNING position, kind, twin_id, subject_id, name, category, resource)
 SELECT a.org, EXISTS (SELECT 1 FROM tw) AS own, (SELECT count(*) FROM stored)::int AS new,
-       (SELECT pg_notify('${NOTIFY_CHANNEL}', CASE WHEN octet_length(c.resource) <= ${NOTIFY_RESOURCE_MAX}
-           THEN json_build_object('position', c.position::text, 'kind', c.kind, 'twin_id', c.twin_id, 'subject_id', c.subject_id, 'name', c.name, 'category', c.category, 'resource', c.resource)
-           ELSE json_build_object('position', c.position::text, 'kind', c.kind, 'twin_id', c.twin_id, 'subject_id', c.subject_id, 'name', c.name, 'category', c.category) END::text)
-          FROM c) AS notified
+       (SELECT count(*) FROM (SELECT pg_notify('${NOTIFY_CHANNEL}', ${notifyPayload('x')}) FROM (SELECT * FROM c UNION ALL SELECT * FROM gc) x ORDER BY x.position) n) AS notified
   FROM a`;
 
 /**

@@ -1,7 +1,7 @@
 // The data of bench/fleet.mjs in the million-twin bench database, all of it removable: device twins of
-// the bench tenant named `Bench fleet …` (moved by the uploads, deleted at the end with their positions
-// and change rows), and generated tracks in day partitions of positions made for them, before today,
-// each labelled by a COMMENT (FLEET_LABEL) and dropped whole at the end.
+// the bench tenant named `Bench fleet …` (moved by the uploads, deleted at the end with their positions,
+// change rows and events), the verify's geofence (named so too), and generated tracks in day partitions
+// of positions made for them, before today, each labelled by a COMMENT (FLEET_LABEL) and dropped whole at the end.
 import pg from 'pg';
 
 /** Every twin this bench makes is named so; the cleanup removes exactly these. */
@@ -64,16 +64,21 @@ export async function cleanup(db, organizationId, { keepTracks = false, log = ()
   const twins = (await db.query(`SELECT array_agg(id) AS ids FROM twins WHERE organization_id = $1 AND name LIKE $2 ${keptTwins}`, [organizationId, `${TWIN_PREFIX}%`])).rows[0].ids ?? [];
   let positions = 0;
   let changes = 0;
+  let events = 0;
   if (twins.length > 0) {
     if (await db.query(`SELECT to_regclass('positions') AS t`).then((r) => r.rows[0].t)) {
       positions = (await db.query(`DELETE FROM positions WHERE organization_id = $1 AND twin_id = ANY ($2::uuid[])`, [organizationId, twins])).rowCount;
     }
     changes = (await db.query(`DELETE FROM changes WHERE twin_id = ANY ($1::uuid[])`, [twins])).rowCount;
+    events = (await db.query(`DELETE FROM events WHERE twin_id = ANY ($1::uuid[])`, [twins])).rowCount;
     await db.query(`DELETE FROM twins WHERE id = ANY ($1::uuid[])`, [twins]);
   }
-  if (twins.length > 0 || dropped.length > 0) await db.query('VACUUM ANALYZE twins, changes');
+  const geofences = (await db.query(`SELECT to_regclass('geofences') AS t`)).rows[0].t
+    ? (await db.query(`DELETE FROM geofences WHERE organization_id = $1 AND name LIKE $2`, [organizationId, `${TWIN_PREFIX}%`])).rowCount
+    : 0;
+  if (twins.length > 0 || dropped.length > 0) await db.query(`VACUUM ANALYZE twins, changes${events > 0 ? ', events' : ''}`);
   if (positions > 0) await db.query('VACUUM ANALYZE positions');
-  const what = { partitionsDropped: dropped.length, twinsDeleted: twins.length, positionsDeleted: positions, changesDeleted: changes, seconds: Math.round((Date.now() - started) / 1000) };
+  const what = { partitionsDropped: dropped.length, twinsDeleted: twins.length, positionsDeleted: positions, changesDeleted: changes, eventsDeleted: events, geofencesDeleted: geofences, seconds: Math.round((Date.now() - started) / 1000) };
   log(`fleet: cleanup: ${JSON.stringify(what)}`);
   return what;
 }
