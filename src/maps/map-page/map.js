@@ -3,7 +3,10 @@
 // a URL): MapLibre's transformRequest adds them as headers to the service's requests. Clusters are
 // circles sized by their count, labelled by HTML markers (a label layer would need glyph files from
 // elsewhere); the "In view" list makes every cluster and twin on screen reachable by keyboard. A twin
-// of the caller's organization can show its track (GET /twins/<id>/track?format=line) as a line.
+// of the caller's organization can show its track (GET /twins/<id>/track?format=line) as a line, and its
+// latest geofence crossings (its timeline, GET /events/?category=geofence with X-Twin). The
+// organization's geofences (GET /geofences/) are outlines under the twins, named in a popup on a click
+// (no label layer: that too would need glyph files).
 import * as maplibregl from 'maplibre-gl';
 
 const STORAGE = { token: 'twin-map-token', organization: 'twin-map-organization' };
@@ -24,6 +27,11 @@ const TRACK_PERIODS = [
 /** The most positions one track page holds (the API's limit), and the most the page draws. */
 const TRACK_PAGE_SIZE = 10_000;
 const TRACK_CAP = 50_000;
+/** Geofences asked for a page at a time (the API's default PAGE_SIZE_MAX), and the most the page draws. */
+const GEOFENCE_PAGE_SIZE = 100;
+const GEOFENCE_CAP = 2_000;
+/** The crossings a twin's popup lists, newest first. */
+const CROSSINGS_SHOWN = 5;
 
 const $ = (selector) => document.querySelector(selector);
 const status = (text, isError = false) => {
@@ -36,7 +44,8 @@ const authHeaders = () => {
   return { Authorization: `Token ${token}`, 'X-Organization': organization };
 };
 /** The service's own API, on the origin this page came from: the only URLs the credentials go to. */
-const forService = (url) => url.startsWith(`${location.origin}/twins/`);
+const SERVICE_PATHS = ['/twins/', '/geofences/', '/events/'];
+const forService = (url) => SERVICE_PATHS.some((path) => url.startsWith(`${location.origin}${path}`));
 /**
  * A URL the service wrote (a track's `next` link) on the origin this page came from: the service writes
  * them with its PUBLIC_URL or the host it was asked under, which need not be this origin.
@@ -131,9 +140,10 @@ const filterQuery = () => {
  * answers it when its database is busy or out of reach for a moment, with `Retry-After` (docs/API.md),
  * and such a request is safe to repeat.
  */
-async function fetchFromService(url) {
+async function fetchFromService(url, headers = {}) {
   const absolute = new URL(url, location.href).href;
-  const init = forService(absolute) ? { headers: authHeaders() } : {};
+  // The extra headers (X-Twin) are the service's too.
+  const init = forService(absolute) ? { headers: { ...authHeaders(), ...headers } } : {};
   for (let attempt = 1; ; attempt++) {
     const response = await fetch(absolute, init);
     if (response.status !== 503 || attempt === 3) return response;
@@ -385,7 +395,11 @@ function openPopup(properties, lngLat) {
   const note = document.createElement('div');
   note.className = 'track-note';
   note.setAttribute('role', 'status');
-  content.append(name, kind, link, controls, note, details);
+  // Its latest geofence crossings, for a twin of the caller's organization only (filled in below).
+  const crossings = document.createElement('div');
+  crossings.className = 'crossings';
+  crossings.hidden = true;
+  content.append(name, kind, link, controls, note, crossings, details);
   popupTwin = { id: properties.id, note };
   if (shownTrack?.twin.id === properties.id) echoTrackNote();
   popup = new maplibregl.Popup({ maxWidth: '320px' }).setLngLat(lngLat).setDOMContent(content).addTo(map);
@@ -401,6 +415,8 @@ function openPopup(properties, lngLat) {
       controls.classList.add('not-yours');
       return;
     }
+    // Its timeline is its own organization's only: asked for when the document says so, not on a guess.
+    if (owner && mine) showCrossings(properties.id, crossings);
     controls.replaceChildren(
       ...TRACK_PERIODS.map((period) => {
         const button = document.createElement('button');
@@ -411,6 +427,59 @@ function openPopup(properties, lngLat) {
       }),
     );
   });
+}
+
+/**
+ * The twin's latest geofence crossings, newest first, into its popup: its timeline (GET /events/ with
+ * X-Twin) filtered to the category `geofence`, each named by its geofence (from the layer's list) and
+ * its `occurred` time. Failures are a short note; never throws.
+ */
+async function showCrossings(twinId, element) {
+  const heading = document.createElement('div');
+  heading.className = 'crossings-heading';
+  heading.textContent = 'Geofence crossings';
+  const body = document.createElement('div');
+  body.className = 'crossings-note';
+  body.textContent = 'Loading…';
+  element.replaceChildren(heading, body);
+  element.hidden = false;
+  const query = new URLSearchParams({ category: 'geofence', page_size: String(CROSSINGS_SHOWN) });
+  let events;
+  try {
+    const response = await fetchFromService(`/events/?${query}`, { 'X-Twin': twinId });
+    if (!response.ok) {
+      body.textContent = `The crossings did not load: the service refused (${response.status}): ${await apiError(response)}`;
+      body.classList.add('error');
+      return;
+    }
+    events = (await response.json()).data ?? [];
+  } catch {
+    body.textContent = 'The crossings did not load: the service cannot be reached.';
+    body.classList.add('error');
+    return;
+  }
+  // The names come with the geofences' list: wait for it when it is on its way.
+  await geofences.loading;
+  const crossed = events.filter((event) => ['geofence.entered', 'geofence.exited'].includes(event.attributes?.name));
+  if (crossed.length === 0) {
+    body.textContent = 'None yet.';
+    return;
+  }
+  const list = document.createElement('ul');
+  list.append(
+    ...crossed.slice(0, CROSSINGS_SHOWN).map(({ attributes }) => {
+      const item = document.createElement('li');
+      const id = String(attributes.data?.geofence ?? '');
+      const named = geofences.names.get(id);
+      const geofence = document.createElement('span');
+      geofence.className = 'geofence-name';
+      geofence.textContent = named ?? `a geofence not on the map (${id.slice(0, 8)}…)`;
+      item.append(attributes.name === 'geofence.entered' ? 'entered ' : 'left ', geofence, ' at ');
+      item.append(attributes.occurred ? timeElement(attributes.occurred) : 'an unknown time');
+      return item;
+    }),
+  );
+  body.replaceWith(list);
 }
 
 /** A twin's document (`{document}`), or why not (`{error}`); never throws. */
@@ -582,6 +651,111 @@ async function showTrack(twin, period) {
 
 $('#track-clear').addEventListener('click', clearTrack);
 
+// The organization's geofences: a faint fill and an outline (source `geofences`) under the track and
+// the twins, loaded after sign-in and forgotten at sign-out; the side panel says how many (#geofences).
+const GEOFENCE_LAYERS = [
+  { id: 'geofences-fill', type: 'fill', source: 'geofences', paint: { 'fill-color': '#0f7b7b', 'fill-opacity': 0.08 } },
+  { id: 'geofences-line', type: 'line', source: 'geofences', layout: { 'line-join': 'round' }, paint: { 'line-color': '#0f7b7b', 'line-width': 1.5, 'line-opacity': 0.85 } },
+];
+const EMPTY = { type: 'FeatureCollection', features: [] };
+/** The geofences shown: their names by id (for the crossings), and the load on its way (never rejects). */
+const geofences = { generation: 0, names: new Map(), loading: Promise.resolve() };
+
+styleLoaded.then(() => {
+  map.addSource('geofences', { type: 'geojson', data: EMPTY });
+  // Under whatever is already there (the twins may have come first).
+  const above = ['track-line', 'track-ends', 'clusters', 'points'].find((id) => map.getLayer(id));
+  for (const layer of GEOFENCE_LAYERS) map.addLayer(layer, above);
+});
+
+function geofenceNote(text, isError = false) {
+  $('#geofences').hidden = !text;
+  $('#geofences-status').textContent = text;
+  $('#geofences-status').classList.toggle('error', isError);
+}
+
+/** Forgets the geofences shown (a load on its way is dropped when it comes back). */
+function clearGeofences() {
+  geofences.generation++;
+  geofences.names = new Map();
+  geofences.loading = Promise.resolve();
+  map.getSource('geofences')?.setData(EMPTY);
+  geofenceNote('');
+}
+
+function loadGeofences() {
+  clearGeofences();
+  geofences.loading = fetchGeofences(geofences.generation);
+  return geofences.loading;
+}
+
+/**
+ * GET /geofences/ page by page (its `links.next`, put on this origin) up to GEOFENCE_CAP, then drawn as
+ * one FeatureCollection. A failure is a note in the side panel; the map is left as it was.
+ */
+async function fetchGeofences(mine) {
+  geofenceNote('Loading the geofences…');
+  const features = [];
+  let url = `/geofences/?page_size=${GEOFENCE_PAGE_SIZE}`;
+  let capped = false;
+  try {
+    while (url) {
+      const response = await fetchFromService(url);
+      if (mine !== geofences.generation) return;
+      if (!response.ok) {
+        const reason = response.status === 503 ? 'the service is busy; sign in again in a moment.' : `the service refused (${response.status}): ${await apiError(response)}`;
+        if (mine === geofences.generation) geofenceNote(`The geofences did not load: ${reason}`, true);
+        return;
+      }
+      const page = await response.json();
+      if (mine !== geofences.generation) return;
+      for (const { id, attributes } of page.data ?? []) {
+        if (features.length === GEOFENCE_CAP) break;
+        if (!attributes?.geometry) continue;
+        features.push({ type: 'Feature', id: features.length, geometry: attributes.geometry, properties: { id, name: String(attributes.name ?? '') } });
+      }
+      const next = page.links?.next;
+      if (next && features.length >= GEOFENCE_CAP) capped = true;
+      url = next && !capped ? onThisOrigin(next) : undefined;
+    }
+  } catch {
+    if (mine === geofences.generation) geofenceNote('The geofences did not load: the service cannot be reached.', true);
+    return;
+  }
+  await styleLoaded;
+  if (mine !== geofences.generation) return;
+  geofences.names = new Map(features.map((feature) => [feature.properties.id, feature.properties.name]));
+  map.getSource('geofences')?.setData({ type: 'FeatureCollection', features });
+  const count = features.length.toLocaleString('en');
+  geofenceNote(
+    features.length === 0
+      ? 'Your organization has no geofences.'
+      : `${count} ${features.length === 1 ? 'geofence' : 'geofences'} outlined (click one for its name).${capped ? ` Capped at ${GEOFENCE_CAP.toLocaleString('en')}: the rest are not drawn.` : ''}`,
+  );
+}
+
+// A click on a geofence (not on a twin, whose own popup wins) names it, and every other one there.
+map.on('click', 'geofences-fill', (event) => {
+  const twins = ['points', 'clusters'].filter((id) => map.getLayer(id));
+  if (twins.length && map.queryRenderedFeatures(event.point, { layers: twins }).length) return;
+  const names = [...new Set(event.features.map((feature) => String(feature.properties.name)))];
+  popup?.remove();
+  const content = document.createElement('div');
+  content.className = 'geofence-popup';
+  const heading = document.createElement('strong');
+  heading.textContent = names.length === 1 ? 'Geofence' : 'Geofences';
+  const list = document.createElement('ul');
+  list.append(
+    ...names.map((name) => {
+      const item = document.createElement('li');
+      item.textContent = name;
+      return item;
+    }),
+  );
+  content.append(heading, list);
+  popup = new maplibregl.Popup({ maxWidth: '280px' }).setLngLat(event.lngLat).setDOMContent(content).addTo(map);
+});
+
 map.on('click', 'points', (event) => {
   const feature = event.features[0];
   openPopup(feature.properties, feature.geometry.coordinates);
@@ -610,6 +784,7 @@ function signOut(reason) {
   generation++;
   popup?.remove();
   clearTrack();
+  clearGeofences();
   removeTwins();
   refreshInView();
   showSignedIn(false);
@@ -631,6 +806,7 @@ $('#sign-in').addEventListener('submit', async (event) => {
   }
   $('#token').value = '';
   showSignedIn(true);
+  loadGeofences();
   // The filters took the sign-in form's place, and the map's box changed with them: fit in the new one.
   if (result === 'shown') {
     map.resize();
@@ -649,5 +825,5 @@ $('#sign-out').addEventListener('click', () => signOut());
 // A reload of the tab keeps the session: show its twins straight away.
 if (credentials().token && credentials().organization) {
   showSignedIn(true);
-  showTwins({ fit: true }).then((result) => result === 'refused' && signOut('refused'));
+  showTwins({ fit: true }).then((result) => (result === 'refused' ? signOut('refused') : loadGeofences()));
 }
