@@ -53,7 +53,9 @@ const place = (lon: number, lat: number): [number, number] => {
  * The map page in a real headless Chromium against the real service on a port: a refused sign-in,
  * sign-in, tiles load, clusters and points render (read back from the map), the cluster labels and the
  * keyboard list, a popup, a twin's track (its line read back from the map, none offered for another
- * organization's twin, a failure, the cap), a filter changes what is shown, a phone-sized viewport,
+ * organization's twin, a failure, the cap), the organization's geofences (read back from the map, named
+ * in a popup) and a twin's crossings of them in its popup (none asked for another organization's twin),
+ * a filter changes what is shown, a phone-sized viewport,
  * sign-out, a reload from the browser's cache; and no request leaves the service's origin. MAP_SCREENSHOT=1 also writes
  * docs/map.png (run it on the embedded database: `MAP_SCREENSHOT=1 TEST_DATABASE_URL= npx jest …`).
  */
@@ -407,6 +409,147 @@ describe('the map page in a browser', () => {
         await page.unroute(isTrack);
         await page.click('#track-clear');
       }
+    });
+  });
+
+  describe("the organization's geofences, and a twin's crossings", () => {
+    const MINUTE = 60_000;
+    /** Rounded to what the database gives back exactly. */
+    const at = (lon: number, lat: number) => place(lon, lat).map((v) => Math.round(v * 1e6) / 1e6) as [number, number];
+    /** The yard: a box (still one after `place`, which shifts whole tiles in Web Mercator). */
+    const [sw, ne] = [at(-21.5, 64.25), at(-21.48, 64.26)];
+    const yard = { type: 'Polygon', coordinates: [[sw, [ne[0], sw[1]], ne, [sw[0], ne[1]], sw]] };
+    const outside = at(-21.51, 64.255);
+    const inside = at(-21.49, 64.255);
+    let yardId: string;
+    let walker: string;
+    let stranger: string;
+    let elsewhere: TestTenant;
+    const popup = () => page.locator('.maplibregl-popup-content');
+    const select = async (name: string) => {
+      await page.locator('#in-view button', { hasText: new RegExp(`^${name}$`) }).click();
+      await popup().locator('strong', { hasText: name }).waitFor({ timeout: 10_000 });
+    };
+    const eventRequests = () => requests.filter((url) => url.startsWith(`${origin}/events/`));
+    /** The geofences' source as the map holds it: each feature's id, name and geometry. */
+    const geofencesOnMap = () =>
+      page.evaluate(async () => {
+        const map = (globalThis as any).twinMap;
+        const layers = map.getStyle().layers.map((l: { id: string }) => l.id);
+        return {
+          layers: ['geofences-fill', 'geofences-line'].map((id) => [map.getLayer(id)?.type, map.getLayer(id)?.source]),
+          under: layers.indexOf('geofences-line') < layers.indexOf('points') && layers.indexOf('geofences-line') >= 0,
+          features: (await map.getSource('geofences').getData()).features.map((f: { properties: { id: string; name: string }; geometry: unknown }) => [f.properties.id, f.properties.name, f.geometry]),
+        };
+      });
+    const signIn = async () => {
+      await page.fill('#token', tenant.token);
+      await page.fill('#organization', tenant.organizationId);
+      await page.click('#sign-in button[type=submit]');
+      await page.waitForSelector('#filters:not([hidden])', { timeout: 30_000 });
+      await page.waitForFunction(() => /geofences? outlined|no geofences|did not load/.test((globalThis as any).document.querySelector('#geofences-status')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    };
+
+    beforeAll(async () => {
+      const made = await service.inject({ method: 'POST', url: '/geofences/', headers: { ...tenant.headers(), 'content-type': JSON_API }, payload: document({ type: 'geofences', attributes: { name: 'Yard <b>', geometry: yard } }) });
+      expect(made.statusCode).toBe(201);
+      yardId = made.json().data.id;
+      // Outside, in, out and in again over the last few minutes: three crossings, the newest an entry.
+      walker = await create({ name: 'Walker' });
+      const times = [4, 3, 2, 1].map((m) => new Date(Date.now() - m * MINUTE).toISOString());
+      const uploaded = await service.inject({
+        method: 'POST',
+        url: `/twins/${walker}/positions`,
+        headers: { ...tenant.headers(), 'content-type': JSON_API },
+        payload: JSON.stringify({ data: [outside, inside, outside, inside].map((coordinates, i) => ({ type: 'positions', attributes: { coordinates, occurred: times[i] } })) }),
+      });
+      expect(uploaded.json()).toEqual({ meta: { received: 4, new: 4 } });
+      // A public twin of another organization in the yard too: no crossings of it are asked for.
+      elsewhere = await service.tenant({ organization: 'Map page, across the road' });
+      stranger = await service.createTwin(elsewhere, { name: 'Stranger', public: true, location: { type: 'Point', coordinates: at(-21.495, 64.257) } });
+    });
+
+    afterAll(async () => {
+      // The map where the popup test left it, its tiles loaded again (the sign-in emptied the cache) before the filter test.
+      await page.evaluate((center) => (globalThis as any).twinMap.jumpTo({ center, zoom: 11 }), place(-21.75, 64.205));
+      await settled();
+      if (!stranger) return;
+      const hidden = await service.inject({
+        method: 'PATCH',
+        url: `/my/twins/${stranger}/`,
+        headers: { ...elsewhere.headers(), 'content-type': JSON_API },
+        payload: document({ type: 'twins', id: stranger, attributes: { public: false } }),
+      });
+      expect(hidden.statusCode).toBe(200);
+    });
+
+    it('forgets the geofences at sign-out, and outlines them under the twins after sign-in', async () => {
+      await page.click('#sign-out');
+      expect((await geofencesOnMap()).features).toEqual([]);
+      expect(await page.isVisible('#geofences')).toBe(false);
+      await signIn();
+      const listed = (await service.inject({ method: 'GET', url: '/geofences/?page_size=100', headers: tenant.headers() })).json().data;
+      expect(listed.map((g: { id: string }) => g.id)).toEqual([yardId]);
+      expect(listed[0].attributes.geometry).toEqual(yard);
+      expect(await geofencesOnMap()).toEqual({
+        layers: [
+          ['fill', 'geofences'],
+          ['line', 'geofences'],
+        ],
+        under: true,
+        features: [[yardId, 'Yard <b>', yard]],
+      });
+      expect(await page.textContent('#geofences-status')).toBe('1 geofence outlined (click one for its name).');
+      const asked = requests.filter((url) => url.startsWith(`${origin}/geofences/`)).at(-1)!;
+      expect(new URL(asked).searchParams.get('page_size')).toBe('100');
+
+      // A click inside the yard, away from the twins, names it (as text).
+      await page.evaluate(([center]) => (globalThis as any).twinMap.jumpTo({ center, zoom: 14 }), [inside]);
+      await settled();
+      const click = await page.evaluate((point) => {
+        const map = (globalThis as any).twinMap;
+        const xy = map.project(point);
+        const box = map.getContainer().getBoundingClientRect();
+        return { x: box.left + xy.x, y: box.top + xy.y };
+      }, at(-21.485, 64.2535));
+      await page.mouse.click(click.x, click.y);
+      await popup().locator('.geofence-popup').waitFor({ timeout: 10_000 });
+      expect(await popup().locator('.geofence-popup li').allTextContents()).toEqual(['Yard <b>']);
+      expect(await popup().locator('.geofence-popup b').count()).toBe(0);
+    });
+
+    it("lists a twin's latest crossings in its popup, newest first, naming the geofence", async () => {
+      expect(distinct(await rendered()).map((f) => f.name)).toEqual(expect.arrayContaining(['Walker', 'Stranger']));
+      const before = eventRequests().length;
+      const timeline = page.waitForRequest((request) => request.url().startsWith(`${origin}/events/`), { timeout: 10_000 });
+      await select('Walker');
+      // Asked for as the twin's own timeline.
+      expect((await timeline).headers()['x-twin']).toBe(walker);
+      await popup().locator('.crossings li').first().waitFor({ timeout: 10_000 });
+      const crossings = await popup().locator('.crossings li').allTextContents();
+      expect(crossings).toHaveLength(3);
+      expect(crossings[0]).toMatch(/^entered Yard <b> at .+$/);
+      expect(crossings[1]).toMatch(/^left Yard <b> at .+$/);
+      expect(crossings[2]).toMatch(/^entered Yard <b> at .+$/);
+      expect(await popup().locator('.crossings b').count()).toBe(0);
+      // Newest first, each at its position's time.
+      const times = await popup().locator('.crossings li time').evaluateAll((elements) => elements.map((e) => Date.parse((e as any).dateTime.replace(/(\.\d{3})\d+/, '$1'))));
+      expect(times).toEqual([...times].sort((a, b) => b - a));
+      expect(Date.now() - times[0]).toBeGreaterThanOrEqual(MINUTE - 1000);
+      expect(Date.now() - times[0]).toBeLessThan(3 * MINUTE);
+      // One request: the timeline filtered to the geofence category.
+      const [asked, ...more] = eventRequests().slice(before).map((url) => new URL(url));
+      expect(more).toEqual([]);
+      expect([asked.pathname, asked.searchParams.get('category'), asked.searchParams.get('page_size')]).toEqual(['/events/', 'geofence', '5']);
+    });
+
+    it('shows no crossings for a twin of another organization, and asks for none', async () => {
+      const before = eventRequests().length;
+      await select('Stranger');
+      await popup().locator('.track-controls.not-yours').waitFor({ timeout: 10_000 });
+      expect(await popup().locator('.crossings').isVisible()).toBe(false);
+      expect(await popup().locator('.crossings li').count()).toBe(0);
+      expect(eventRequests().slice(before)).toEqual([]);
     });
   });
 
