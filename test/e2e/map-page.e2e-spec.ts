@@ -543,6 +543,35 @@ describe('the map page in a browser', () => {
       expect([asked.pathname, asked.searchParams.get('category'), asked.searchParams.get('page_size')]).toEqual(['/events/', 'geofence', '5']);
     });
 
+    it('follows links.next (re-rooted on the page origin) and stops at 2,000 geofences, saying so', async () => {
+      // Pages of 100 small boxes without end, their next links on the service's public host.
+      const pages: URL[] = [];
+      const isList = (url: URL) => url.pathname === '/geofences/';
+      await page.route(isList, (route) => {
+        const url = new URL(route.request().url());
+        pages.push(url);
+        const data = Array.from({ length: 100 }, (_, i) => {
+          const n = pages.length * 100 + i;
+          return { type: 'geofences', id: `fake-${n}`, attributes: { name: `Box ${n}`, geometry: { type: 'Polygon', coordinates: [[[n / 100, 0], [n / 100 + 0.005, 0], [n / 100 + 0.005, 0.005], [n / 100, 0]]] } } };
+        });
+        const next = new URL(`https://twins.example.com/geofences/?page_size=100&page_number=${pages.length + 1}`);
+        return route.fulfill({ status: 200, headers: { 'content-type': JSON_API }, body: JSON.stringify({ links: { next: next.href }, data, meta: {} }) });
+      });
+      try {
+        await page.click('#sign-out');
+        await signIn();
+        expect(await page.textContent('#geofences-status')).toBe('2,000 geofences outlined (click one for its name). Capped at 2,000: the rest are not drawn.');
+        expect(pages.map((url) => [url.origin, url.searchParams.get('page_number')])).toEqual(Array.from({ length: 20 }, (_, i) => [origin, i === 0 ? null : String(i + 1)]));
+        expect(await page.evaluate(async () => (await (globalThis as any).twinMap.getSource('geofences').getData()).features.length)).toBe(2000);
+      } finally {
+        await page.unroute(isList);
+      }
+      // The real ones again.
+      await page.click('#sign-out');
+      await signIn();
+      expect((await geofencesOnMap()).features.map(([id]: [string]) => id)).toEqual([yardId]);
+    });
+
     it('shows no crossings for a twin of another organization, and asks for none', async () => {
       const before = eventRequests().length;
       await select('Stranger');
