@@ -270,7 +270,7 @@ interface Owned {
   actor?: string;
 }
 
-type IdKind = 'twins' | 'organizations' | 'images' | 'quests' | 'accounts' | 'tokens' | 'events' | 'tasks' | 'webhooks';
+type IdKind = 'twins' | 'organizations' | 'images' | 'quests' | 'accounts' | 'tokens' | 'events' | 'tasks' | 'webhooks' | 'geofences';
 
 /** Which kind of id a member, parameter or JSON:API type name stands for. */
 function idKind(hint: string): IdKind | undefined {
@@ -284,6 +284,7 @@ function idKind(hint: string): IdKind | undefined {
   if (/event/.test(name)) return 'events';
   if (/task/.test(name)) return 'tasks';
   if (/webhook/.test(name)) return 'webhooks';
+  if (/geofence/.test(name)) return 'geofences';
   return undefined;
 }
 
@@ -949,6 +950,7 @@ describe('fuzzing every operation of the OpenAPI document', () => {
       events: world.eventIds,
       tasks: [world.privateTaskId],
       webhooks: [webhookId],
+      geofences: [world.geofenceId],
     };
     const gen = new Generators(doc, ids);
 
@@ -968,6 +970,7 @@ describe('fuzzing every operation of the OpenAPI document', () => {
       events: world.eventIds.map((id) => ({ id, actor: world.twinId })),
       tasks: [{ id: world.privateTaskId, actor: world.twinId }],
       webhooks: [{ id: webhookId }],
+      geofences: [{ id: world.geofenceId }],
     };
     const poolFor = (op: Operation, parameter: string): Owned[] => {
       const first = op.path.split('/').filter((s) => s && s !== 'my')[0];
