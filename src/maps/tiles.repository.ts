@@ -147,13 +147,22 @@ export class TilesRepository {
       const cells = 2 ** BOUNDS_ZOOM * CLUSTER_GRID;
       const column = `(c.x * ${CLUSTER_GRID} + c.cell % ${CLUSTER_GRID})`;
       const row = `(c.y * ${CLUSTER_GRID} + c.cell / ${CLUSTER_GRID})`;
-      // The cells holding a twin: summed over shards in key order (each class's sum is its count, never
-      // below 0, so a cell holds a twin when one of its classes does).
-      sql = `SELECT min(${column})::float8 / ${cells} AS west, min(${row})::float8 / ${cells} AS north,
+      // The cells holding a twin. A cell only in shard 0 does (the fold deletes a cell whose count comes
+      // to 0 once no other shard holds it); one with deltas elsewhere does when its shards sum above 0.
+      // So: every cell but those, found by two index-only scans of the primary key (it holds the shard;
+      // `IS DISTINCT FROM` keeps the planner off the partial index of every unfolded row).
+      const scope = `c.organization_id IN (${SHARED_SCOPE}, ${organization}) AND c.zoom = ${BOUNDS_ZOOM}${cellClasses(filters)}`;
+      const key = (alias: string) => `${alias}.organization_id, ${alias}.x, ${alias}.y, ${alias}.cell, ${alias}.public, ${alias}.supplier`;
+      sql = `WITH unfolded AS MATERIALIZED (
+               SELECT DISTINCT ${key('c')} FROM twin_tile_cells c WHERE ${scope} AND c.shard IS DISTINCT FROM 0),
+             emptied AS MATERIALIZED (
+               SELECT u.* FROM unfolded u
+                WHERE (SELECT sum(o.count) FROM twin_tile_cells o
+                        WHERE (${keyOf('o')}) = (u.organization_id, ${BOUNDS_ZOOM}, u.x, u.y, u.cell, u.public, u.supplier)) <= 0)
+             SELECT min(${column})::float8 / ${cells} AS west, min(${row})::float8 / ${cells} AS north,
                     (max(${column}) + 1)::float8 / ${cells} AS east, (max(${row}) + 1)::float8 / ${cells} AS south
-               FROM (SELECT c.x, c.y, c.cell FROM twin_tile_cells c
-                      WHERE c.organization_id IN (${SHARED_SCOPE}, ${organization}) AND c.zoom = ${BOUNDS_ZOOM}${cellClasses(filters)}
-                      GROUP BY c.organization_id, c.x, c.y, c.cell, c.public, c.supplier HAVING sum(c.count) > 0) c`;
+               FROM twin_tile_cells c
+              WHERE ${scope} AND NOT EXISTS (SELECT FROM emptied e WHERE (${key('e')}) = (${key('c')}))`;
     } else {
       const conditions = ['t.location IS NOT NULL', 'f.fy >= 0', 'f.fy < 1', visibleTwinSql('t', organization), ...twinFilterConditions(p, tenant, filters)].join(' AND ');
       sql = `SELECT min(f.fx) AS west, min(f.fy) AS north, max(f.fx) AS east, max(f.fy) AS south FROM twins t, ${FRACTIONS} WHERE ${conditions}`;
