@@ -197,11 +197,13 @@ function comparable(answer, port) {
   return { status: answer.status, type, code, body };
 }
 
-async function verifyRequests(port, t, twins) {
+const MINUTE = 60_000;
+
+/** The verify's requests; `T` (ms) the instant its positions are placed around, the same for both servers. */
+async function verifyRequests(port, t, twins, T) {
   const d = device(port);
   const h = { ...headersOf(t), 'content-type': CONTENT };
-  const minute = 60_000;
-  const T = Math.floor(Date.now() / minute) * minute - 10 * minute;
+  const minute = MINUTE;
   const at = (m, micros = '') => new Date(T + m * minute).toISOString().replace('Z', `${micros}Z`);
   const up = (twin, positions, raw) => d.send('POST', `/twins/${twin}/positions`, h, raw ?? uploadBody(positions));
   const mine = twins.own;
@@ -288,9 +290,10 @@ async function verify(db, t) {
     return { ...row, changes, events, positions };
   };
   const got = {};
+  const T = Math.floor(Date.now() / MINUTE) * MINUTE - 10 * MINUTE;
   for (const who of ['service', 'raw']) {
     const own = who === 'service' ? serviceTwin : rawTwin;
-    got[who] = await withServer(who, async (port) => ({ port, answers: await verifyRequests(port, t, { own, read: serviceTwin, foreign, empty: emptyTwin }) }));
+    got[who] = await withServer(who, async (port) => ({ port, answers: await verifyRequests(port, t, { own, read: serviceTwin, foreign, empty: emptyTwin }, T) }));
     got[who].effects = await effects(own);
   }
   const problems = [];
@@ -580,6 +583,12 @@ async function main() {
       run.quiet = await waitMachineQuiet({ maxCores: num('quiet-cores', 0.25), maxWaitS: num('quiet-wait', 1800), log });
       log(`fleet: machine ${run.quiet.quiet ? 'quiet' : 'NOT quiet'} after ${run.quiet.waitedS} s: others use ${run.quiet.busyCores} cores, load ${run.quiet.load.join(' ')}`);
     }
+    // What else the uploads meet: the tenant's geofences (each upload checks its steps against them), the positions stored.
+    run.data = (await db.query(
+      `SELECT (SELECT count(*)::int FROM geofences WHERE organization_id = $1) AS tenant_geofences, (SELECT count(*)::int FROM geofences) AS geofences,
+              (SELECT count(*)::int FROM positions) AS positions, (SELECT count(*)::int FROM twins) AS twins`,
+      [t.organizationId],
+    ).catch(() => ({ rows: [{}] }))).rows[0];
     if (!flag('no-verify')) {
       run.verify = await verify(db, t);
       if (!run.verify.same) {
