@@ -94,7 +94,8 @@ const notifyPayload = (c) => `CASE WHEN octet_length(${c}.resource) <= ${NOTIFY_
  * - the twin moves to the newest stored position when that is newer than its location, and the move is
  *   a `twin.moved` change whose resource is that position;
  * - every stored position newer than where the twin was is a step of its path (from the location it had);
- *   a step into or out of one of the organization's geofences (`ST_Covers`, candidates by the GiST index)
+ *   a step into or out of one of the organization's geofences (`ST_Covers`; candidates by one GiST lookup,
+ *   the box of the step's two points)
  *   is a `geofence.entered` / `geofence.exited` event of the twin's timeline (ids time-ordered in the
  *   order of `occurred`) and its change;
  * - every change is announced (pg_notify) in position order, the move's first.
@@ -128,7 +129,7 @@ path AS (
 crossed AS (
   SELECT p.organization_id, p.twin_id, p.occurred, p.location, g.id AS geofence, ST_Covers(g.geometry, p.location) AS entered,
          row_number() OVER (ORDER BY p.occurred, g.id) AS seq
-    FROM path p JOIN geofences g ON g.organization_id = p.organization_id AND (g.geometry && p.location OR g.geometry && p.before)
+    FROM path p JOIN geofences g ON g.organization_id = p.organization_id AND g.geometry && ST_Collect(p.location, coalesce(p.before, p.location))
    WHERE ST_Covers(g.geometry, p.location) <> coalesce(ST_Covers(g.geometry, p.before), false)),
 ev AS (
   INSERT INTO events (id, organization_id, twin_id, name, category, data, occurred)
