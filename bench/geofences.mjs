@@ -18,7 +18,7 @@
 //
 // Options: --rounds (3), --seconds, --warmup, --connections, --geofences, --port (3340), --database
 // (twin_bench_full), --label, --no-build, --keep (leave the organizations), --new-results.
-// Machine load: `uptime` is read before each round and recorded; nothing waits for a quiet machine.
+// Machine load: the load averages are read before each round and recorded; nothing waits for a quiet machine.
 // Everything it makes is removed at the end (and an interrupted run's leftovers at the start): the
 // organizations named `Bench geofences …` with their twins, positions, events, changes, geofences, and the
 // account `Bench geofences` with its token. Results: bench/results/geofences.json (runs appended), a table.
@@ -56,7 +56,8 @@ const ATOMIC = 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"';
 const MAX_CONNECTIONS = Math.max(...settings.connections);
 const OPS_TWINS = 100;
 const r2 = (v) => (v === null || v === undefined || !Number.isFinite(v) ? null : Math.round(v * 100) / 100);
-const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
+/** The machine's load averages (1, 5, 15 min), as `uptime` prints them. */
+const uptime = () => `load average: ${loadavg().map((v) => v.toFixed(2)).join(', ')}`;
 
 // The area the twins walk in, and metres as degrees there.
 const AREA = { lon0: 2.25, lon1: 2.45, lat0: 48.8, lat1: 48.9 };
