@@ -1,10 +1,9 @@
-import { TileGridFold } from '../../src/maps/tile-grid-fold';
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { png } from '../support/images';
 import { listRoutes, RouteInfo } from '../support/routes';
 import { ADMIN_TOKEN, document, embeddedDatabase, expectError, JSON_API, TestApp } from '../support/test-app';
-import { buildWorld, tenantTables, World } from '../support/world';
+import { buildWorld, holdHousekeeping, tenantTables, World } from '../support/world';
 
 /**
  * Property-based fuzzing (issue 7, OWASP API4/API8/API10) of every route of the running application:
@@ -331,9 +330,7 @@ describe('fuzzing every route: no 5xx, JSON:API errors documents, nothing half-w
     // Batches run concurrently: on PostgreSQL give them connections (the embedded database has one).
     service = await TestApp.start(embeddedDatabase() ? {} : { DATABASE_POOL_SIZE: '10' });
     world = await buildWorld(service, 'F');
-    // The tile grid's fold (housekeeping off the request path) rewrites twin_tile_cells rows every second
-    // without changing a tile: stopped, so the row counts change only by what requests did.
-    await service.app.get(TileGridFold).stop();
+    await holdHousekeeping(service);
     routes = listRoutes(service.app).filter((route) => !STREAMS.has(key(route)));
     const tables = await tenantTables(service);
     countsSql = `SELECT concat_ws(',', ${tables.map(({ table }) => `(SELECT count(*) FROM "${table}")`).join(', ')}) AS counts`;

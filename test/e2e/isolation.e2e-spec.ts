@@ -1,9 +1,8 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { TileGridFold } from '../../src/maps/tile-grid-fold';
 import { png } from '../support/images';
 import { listRoutes, RouteInfo } from '../support/routes';
 import { document, JSON_API, TestApp } from '../support/test-app';
-import { buildWorld, snapshotRows, tenantTables, World } from '../support/world';
+import { buildWorld, holdHousekeeping, snapshotRows, tenantTables, World } from '../support/world';
 
 /**
  * Isolation matrix (issue 7, OWASP API1 / API5): every route of the running application, called with
@@ -126,9 +125,7 @@ describe('isolation matrix: every route, organization A against organization B a
   beforeAll(async () => {
     service = await TestApp.start();
     worlds = [await buildWorld(service, 'A'), await buildWorld(service, 'B')];
-    // The tile grid's fold (housekeeping off the request path) rewrites twin_tile_cells rows every second
-    // without changing a tile: stopped, so a snapshot compares only what requests did.
-    await service.app.get(TileGridFold).stop();
+    await holdHousekeeping(service);
     tables = await tenantTables(service);
   }, 60_000);
   afterAll(async () => {

@@ -1,5 +1,5 @@
 import { document, expectError, JSON_API, ADMIN_TOKEN, TestApp } from '../support/test-app';
-import { buildWorld, snapshotRows, tenantTables, World } from '../support/world';
+import { buildWorld, holdHousekeeping, snapshotRows, tenantTables, World } from '../support/world';
 
 /**
  * Property-level authorization (OWASP API3, mass assignment): on every write, attributes and
@@ -126,6 +126,7 @@ describe('property-level authorization: no mass assignment on any write', () => 
   beforeAll(async () => {
     service = await TestApp.start();
     world = await buildWorld(service, 'M');
+    await holdHousekeeping(service);
     tables = await tenantTables(service);
   }, 60_000);
   afterAll(() => service?.close());

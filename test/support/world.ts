@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { TileGridFold } from '../../src/maps/tile-grid-fold';
 import { png } from './images';
 import { ADMIN_TOKEN, document, JSON_API, TestApp, TestTenant } from './test-app';
 
@@ -217,6 +218,15 @@ const SCOPES: Record<string, (world: string) => string> = {
  * shared by every tenant; change_log_state one number, how far the change log was pruned.
  */
 const NOT_TENANT_DATA = new Set(['migrations', 'schema_migrations', 'spatial_ref_sys', 'typeorm_metadata', 'query_result_cache', 'service_keys', 'change_log_state']);
+
+/**
+ * Stops the housekeeping that rewrites rows without changing what any request sees (the tile grid's
+ * fold rewrites twin_tile_cells every second), so tests comparing snapshots of the tables see only what
+ * requests did.
+ */
+export async function holdHousekeeping(service: TestApp): Promise<void> {
+  await service.app.get(TileGridFold).stop();
+}
 
 /**
  * The tenant tables, discovered from information_schema (not a hand-kept list): a table with an
