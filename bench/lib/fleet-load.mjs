@@ -167,14 +167,27 @@ export async function openLoop({ port, devices, periodMs, next, ok, warmup, seco
 
 const TICK = 100;
 
-function procTicks(pid) {
+/** A process's user + system ticks; with `children`, also those of its children that ended and were waited for. */
+function procTicks(pid, children = false) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
+    return Number(fields[11]) + Number(fields[12]) + (children ? Number(fields[13]) + Number(fields[14]) : 0);
   } catch {
     return 0;
   }
+}
+
+/** The postmaster's pid: the PostgreSQL process whose parent is not one (undefined when none is seen). */
+function postmaster(ticks) {
+  for (const pid of ticks.keys()) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const ppid = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+      if (!ticks.has(ppid)) return pid;
+    } catch {}
+  }
+  return undefined;
 }
 
 /** Every PostgreSQL process (postmaster, backends, background workers): its CPU ticks by pid. */
@@ -187,13 +200,21 @@ function postgresTicks() {
       if (comm.startsWith('postgres')) ticks.set(name, procTicks(name));
     } catch {}
   }
+  ticks.master = postmaster(ticks);
+  ticks.masterAll = ticks.master ? procTicks(ticks.master, true) : 0;
   return ticks;
 }
 
-/** The ticks PostgreSQL's processes used between two readings (a process that ended meanwhile is not counted; one that started, in full). */
+/**
+ * The ticks PostgreSQL's processes used between two readings: the live ones' (a process that started
+ * meanwhile, in full), and those of backends that ended meanwhile, which the postmaster's children's
+ * time holds once it has waited for them (a connection opened and closed within a measurement).
+ */
 function postgresDelta(before, after) {
   let sum = 0;
-  for (const [pid, ticks] of after) sum += Math.max(0, ticks - (before.get(pid) ?? 0));
+  for (const [pid, ticks] of after) if (pid !== after.master) sum += Math.max(0, ticks - (before.get(pid) ?? 0));
+  const master = after.master ?? before.master;
+  if (master) sum += Math.max(0, (after.masterAll ?? 0) - (before.masterAll ?? 0));
   return sum;
 }
 
@@ -203,16 +224,20 @@ function machineTicks() {
   return { total, idle: f[3] + (f[4] ?? 0), steal: f[7] ?? 0 };
 }
 
-/** Starts a CPU split; `stop()` gives CPU-seconds per second of each part, and the machine's busy and steal shares. */
-export function cpuSplit(serverPid) {
-  const start = { at: performance.now(), machine: machineTicks(), server: procTicks(serverPid), pg: postgresTicks(), self: process.cpuUsage(), load: loadavg() };
+/**
+ * Starts a CPU split; `stop()` gives CPU-seconds per second of each part (the server, a process beside
+ * it, PostgreSQL, this client, the rest), and the machine's busy and steal shares.
+ */
+export function cpuSplit(serverPid, besidePid) {
+  const start = { at: performance.now(), machine: machineTicks(), server: procTicks(serverPid, true), beside: besidePid ? procTicks(besidePid, true) : 0, pg: postgresTicks(), self: process.cpuUsage(), load: loadavg() };
   return () => {
     const seconds = (performance.now() - start.at) / 1000;
     const m = machineTicks();
     const n = cpus().length;
     const total = m.total - start.machine.total;
     const busyCores = total > 0 ? ((total - (m.idle - start.machine.idle) - (m.steal - start.machine.steal)) / total) * n : 0;
-    const server = (procTicks(serverPid) - start.server) / TICK / seconds;
+    const server = (procTicks(serverPid, true) - start.server) / TICK / seconds;
+    const side = besidePid ? (procTicks(besidePid, true) - start.beside) / TICK / seconds : 0;
     const pg = postgresDelta(start.pg, postgresTicks()) / TICK / seconds;
     const selfUsage = process.cpuUsage(start.self);
     const client = (selfUsage.user + selfUsage.system) / 1e6 / seconds;
@@ -222,9 +247,10 @@ export function cpuSplit(serverPid) {
       busyCores: round(busyCores),
       stealPct: total > 0 ? round(((m.steal - start.machine.steal) / total) * 100) : null,
       serverCores: round(server),
+      ...(besidePid ? { besideCores: round(side) } : {}),
       postgresCores: round(pg),
       clientCores: round(client),
-      otherCores: round(Math.max(0, busyCores - server - pg - client)),
+      otherCores: round(Math.max(0, busyCores - server - side - pg - client)),
       loadBefore: start.load.map(round),
       loadAfter: loadavg().map(round),
     };
