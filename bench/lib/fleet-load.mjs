@@ -213,9 +213,12 @@ function postgresTicks() {
 function postgresDelta(before, after) {
   let sum = 0;
   for (const [pid, ticks] of after) if (pid !== after.master) sum += Math.max(0, ticks - (before.get(pid) ?? 0));
-  const master = after.master ?? before.master;
-  if (master) sum += Math.max(0, (after.masterAll ?? 0) - (before.masterAll ?? 0));
-  return sum;
+  if (after.master && after.master === before.master) {
+    sum += Math.max(0, after.masterAll - before.masterAll);
+    // A backend that ended adds its whole life to the postmaster's children: what it had used before is not this measurement's.
+    for (const [pid, ticks] of before) if (pid !== before.master && !after.has(pid)) sum -= ticks;
+  }
+  return Math.max(0, sum);
 }
 
 function machineTicks() {
