@@ -35,6 +35,8 @@ export interface ImportSummary {
   /** Features repeating an earlier place_id of the same batch (the last one wins). */
   duplicates: number;
   skipped: number;
+  /** Geofence crossings the moved places recorded (docs/API.md, Geofences). */
+  crossings: number;
   /** The first skipped features (all of them are reported through `onSkip`). */
   skippedSample: SkippedFeature[];
   bytes: number;
@@ -69,7 +71,11 @@ export class PlaceImporter {
   private readonly repository: PlacesRepository;
   private readonly twins: TwinsRepository;
 
-  constructor(sql: Sql) {
+  /** `channel`: the event bus's NOTIFY channel (or null), on which the import announces the geofence crossings it records. */
+  constructor(
+    sql: Sql,
+    private readonly channel: string | null = null,
+  ) {
     this.repository = new PlacesRepository(sql);
     this.twins = new TwinsRepository(sql);
   }
@@ -88,7 +94,7 @@ export class PlaceImporter {
     );
 
     const started = Date.now();
-    const summary: ImportSummary = { features: 0, inserted: 0, updated: 0, unchanged: 0, duplicates: 0, skipped: 0, skippedSample: [], bytes: totalBytes, elapsedMs: 0 };
+    const summary: ImportSummary = { features: 0, inserted: 0, updated: 0, unchanged: 0, duplicates: 0, skipped: 0, crossings: 0, skippedSample: [], bytes: totalBytes, elapsedMs: 0 };
     const skip = (skipped: SkippedFeature) => {
       summary.skipped++;
       if (summary.skippedSample.length < SAMPLE) summary.skippedSample.push(skipped);
@@ -97,13 +103,13 @@ export class PlaceImporter {
 
     const write = async (entries: Entry[]): Promise<void> => {
       try {
-        this.count(summary, entries.length, await this.twins.upsertPlaces(organizationId, entries.map((entry) => entry.row)));
+        this.count(summary, entries.length, await this.twins.upsertPlaces(organizationId, entries.map((entry) => entry.row), this.channel));
       } catch (error) {
         if (!isDataError(error)) throw error;
         // One bad row fails the whole statement: find it (them) row by row, import the rest.
         for (const entry of entries) {
           try {
-            this.count(summary, 1, await this.twins.upsertPlaces(organizationId, [entry.row]));
+            this.count(summary, 1, await this.twins.upsertPlaces(organizationId, [entry.row], this.channel));
           } catch (rowError) {
             if (!isDataError(rowError)) throw rowError;
             skip({ index: entry.index, reason: `refused by the database: ${(rowError as Error).message}` });
@@ -172,8 +178,9 @@ export class PlaceImporter {
     return summary;
   }
 
-  private count(summary: ImportSummary, sent: number, result: { inserted: number; updated: number }): void {
+  private count(summary: ImportSummary, sent: number, result: { inserted: number; updated: number; crossings: number }): void {
     summary.inserted += result.inserted;
+    summary.crossings += result.crossings;
     summary.updated += result.updated;
     summary.unchanged += sent - result.inserted - result.updated;
   }

@@ -12,7 +12,7 @@ import { rowShape, tableShape, type RowOf } from '../database/row-shape.js';
 import { castOf, select, sqlTypeOf, twins, type ColumnOf, type GeoPoint } from '../database/schema/index.js';
 import { IMPORTED_COLUMNS, type PlaceTwinRow } from './place-twin.js';
 import { microsSql } from '../database/timestamps.js';
-import { recordChangesSql } from '../database/change-log.js';
+import { notifyChangeSql, recordChangesSql } from '../database/change-log.js';
 import { crossingChangesJsonSql, geofenceCrossingsSql } from '../geofences/geofence-crossings.js';
 import { notifyTwinChangesSql, twinMovedChangeSql } from './positions/positions.repository.js';
 import { organizationJsonSql } from '../organizations/organization.resource.js';
@@ -359,8 +359,29 @@ const PLACE_REFRESHED = [
 /** The record of one feature in the batch parameter: the imported columns typed as in the schema, and the point. */
 const PLACE_RECORD = [...IMPORTED_COLUMNS.map((column) => `${column} ${sqlTypeOf(twins, column)}`), 'lon float8', 'lat float8'].join(', ');
 
-const UPSERT_PLACES = `
-  WITH t AS (
+/** Whether the organization has a geofence (SQL over parameter $1): the import's crossings are skipped at once when not. */
+const FENCED = `EXISTS (SELECT 1 FROM geofences g WHERE g.organization_id = $1::uuid)`;
+
+/**
+ * Locks the twins a batch of places refreshes, in id order, before the upsert reads where they were: the
+ * upsert's own snapshot then holds their last locations, which no other write can change until commit, so
+ * a move by the import and one by a device take turns and record each crossing once. Only when the
+ * organization has geofences (nothing else needs where a place was).
+ */
+const LOCK_PLACES = `
+  SELECT count(*)::int AS locked FROM (
+    SELECT 1 FROM twins w
+     WHERE w.organization_id = $1::uuid AND w.place_id = ANY ($2::text[]) AND ${FENCED}
+     ORDER BY w.id FOR NO KEY UPDATE OF w) l`;
+
+const upsertPlacesSql = (channel: string | null) => `
+  WITH input AS MATERIALIZED (
+    SELECT * FROM jsonb_to_recordset($2::jsonb) AS r(${PLACE_RECORD})
+  ), was AS MATERIALIZED (
+    -- Where the refreshed twins were (this statement's snapshot: LOCK_PLACES holds them), for the crossings.
+    SELECT w.id, w.location FROM twins w
+     WHERE w.organization_id = $1::uuid AND w.place_id IN (SELECT i.place_id FROM input i) AND ${FENCED}
+  ), t AS (
   INSERT INTO twins AS t (
     organization_id, owner_account_id, personal, public, place_id, provider, name, description, location, location_occurred,
     characteristics, services, meta_data, opening_hours, phone_number, address, city, state, website,
@@ -373,7 +394,7 @@ const UPSERT_PLACES = `
                                            'opening_hours', coalesce(r.opening_hours -> 'weekday_text', '[]'::jsonb)),
          r.opening_hours, r.phone_number, r.address, r.city,
          r.state, r.website, r.provider_info, r.tags
-    FROM jsonb_to_recordset($2::jsonb) AS r(${PLACE_RECORD})
+    FROM input r
   ON CONFLICT (organization_id, place_id) WHERE place_id IS NOT NULL DO UPDATE SET
     ${PLACE_REFRESHED.map((column) => `${column} = EXCLUDED.${column}`).join(',\n    ')},
     location_occurred = CASE WHEN t.location IS DISTINCT FROM EXCLUDED.location THEN now() ELSE t.location_occurred END,
@@ -387,10 +408,17 @@ const UPSERT_PLACES = `
     INSERT INTO positions (organization_id, twin_id, occurred, location)
     SELECT t.organization_id, t.id, t.location_occurred, t.location FROM t WHERE t.location_occurred = now()
     ON CONFLICT (organization_id, twin_id, occurred) DO NOTHING
-  )
-  SELECT t.inserted FROM t`;
+  ), steps AS (
+    SELECT t.organization_id, t.id AS twin_id, t.location_occurred AS occurred, t.location, w.location AS before
+      FROM t LEFT JOIN was w ON w.id = t.id
+     WHERE t.location_occurred = now() AND ${FENCED}
+  ), ${geofenceCrossingsSql('steps')}
+  SELECT t.inserted,
+         (SELECT count(*) FROM (SELECT ${channel ? notifyChangeSql(channel, 'gc') : '1'} FROM geofence_changes gc ORDER BY gc.position) n)::int AS crossings
+    FROM t`;
 
-const UPSERTED = rowShape({ inserted: 'boolean' });
+const UPSERTED = rowShape({ inserted: 'boolean', crossings: 'integer' });
+const LOCKED = rowShape({ locked: 'integer' });
 
 /**
  * SQL for twins. Every read is limited by the visibility rule (or the caller's organization) in its
@@ -418,16 +446,18 @@ export class TwinsRepository {
    * server: one round trip and one statement per batch, no per-row parameters, and JSON arrays land
    * directly in the text[] columns.
    */
-  async upsertPlaces(organizationId: string, rows: PlaceTwinRow[]): Promise<{ inserted: number; updated: number }> {
+  async upsertPlaces(organizationId: string, rows: PlaceTwinRow[], channel: string | null): Promise<{ inserted: number; updated: number; crossings: number }> {
     return this.sql.transaction(async () => {
       // A crash can lose the last batches of the import, never corrupt them; re-running the import
       // restores them (it is idempotent). Worth it: no WAL flush wait per batch.
       await this.sql.run(`SET LOCAL synchronous_commit TO OFF`);
-      const result = await this.sql.rows(UPSERTED, UPSERT_PLACES, [organizationId, JSON.stringify(rows, withoutRepeatedMetaData)]);
+      await this.sql.one(LOCKED, LOCK_PLACES, [organizationId, rows.map((row) => row.place_id)]);
+      const result = await this.sql.rows(UPSERTED, upsertPlacesSql(channel), [organizationId, JSON.stringify(rows, withoutRepeatedMetaData)]);
       const inserted = result.filter((row) => row.inserted).length;
-      return { inserted, updated: result.length - inserted };
+      return { inserted, updated: result.length - inserted, crossings: result[0]?.crossings ?? 0 };
     });
   }
+
 
   /**
    * Counts a new quest task naming `placeTwinId` as its place (in the caller's transaction). Not a change

@@ -1,6 +1,12 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
+import { Sql } from '../../src/database/sql';
+import { EventBus } from '../../src/events/event-bus';
 import { ATOMIC_MEDIA_TYPE } from '../../src/operations/atomic-document';
+import { PlaceImporter } from '../../src/places/place-importer';
 import { SseClient } from '../support/sse-client';
 import { document, embeddedDatabase, expectError, JSON_API, TestApp, TestTenant } from '../support/test-app';
 
@@ -258,6 +264,38 @@ describe('geofences', () => {
         ['geofence.entered', zone, [60.25, 60.25]],
       ]);
       expect((await crossings(two)).map(([kind]) => kind)).toEqual(['geofence.entered', 'geofence.exited']);
+    });
+
+    it('records the crossings of places moved by an import, once, and none for an unchanged re-import', async () => {
+      const zone = await created(alpha, polygon(box(64, 64, 65, 65)));
+      const dir = mkdtempSync(join(tmpdir(), 'geofence-import-'));
+      const file = join(dir, 'places.geojson');
+      const place = (id: string, coordinates: [number, number]) => ({ type: 'Feature', id, geometry: { type: 'Point', coordinates }, properties: { name: `Stall ${id}` } });
+      const importer = new PlaceImporter(service.app.get(Sql), service.app.get(EventBus).channel);
+      const imported = async (...features: unknown[]) => {
+        writeFileSync(file, JSON.stringify({ type: 'FeatureCollection', features }));
+        return importer.importFile(alpha.organizationId, file);
+      };
+      try {
+        expect(await imported(place('in', [64.5, 64.5]), place('out', [66, 66]))).toEqual(expect.objectContaining({ inserted: 2, crossings: 1 }));
+        const ids = Object.fromEntries(
+          (await service.dataSource.query(`SELECT place_id, id FROM twins WHERE organization_id = $1 AND place_id IN ('in', 'out')`, [alpha.organizationId])).map(
+            (row: { place_id: string; id: string }) => [row.place_id, row.id],
+          ),
+        );
+        expect((await crossings(ids.in)).map(([kind, geofence, , coordinates]) => [kind, geofence, coordinates])).toEqual([['geofence.entered', zone, [64.5, 64.5]]]);
+        expect(await crossings(ids.out)).toEqual([]);
+
+        expect(await imported(place('in', [63, 63]), place('out', [65, 65]))).toEqual(expect.objectContaining({ updated: 2, crossings: 2 }));
+        expect((await crossings(ids.in)).map(([kind]) => kind)).toEqual(['geofence.entered', 'geofence.exited']);
+        expect((await crossings(ids.out)).map(([kind, , , coordinates]) => [kind, coordinates])).toEqual([['geofence.entered', [65, 65]]]);
+
+        expect(await imported(place('in', [63, 63]), place('out', [65, 65]))).toEqual(expect.objectContaining({ unchanged: 2, crossings: 0 }));
+        expect(await crossings(ids.in)).toHaveLength(2);
+        expect(await crossings(ids.out)).toHaveLength(1);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it('records no crossing when a geofence is created, changed or deleted around a twin', async () => {

@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Sql } from '../../database/sql.js';
+import { EventBus } from '../../events/event-bus.js';
 import { GeoJsonFormatError } from '../../places/feature-collection-scanner.js';
 import { writePlacesFile } from '../../places/place-generator.js';
 import { PlaceImporter, PlaceImportError } from '../../places/place-importer.js';
@@ -70,7 +71,7 @@ export const importPlacesCommand: CliCommand = {
       throw new CliUsageError(`cannot read ${file}`);
     }
     let skippedPrinted = 0;
-    const importer = new PlaceImporter(context.app!.get(Sql));
+    const importer = new PlaceImporter(context.app!.get(Sql), context.app!.get(EventBus).channel);
     // The file is read as a stream of bytes: progress in megabytes of it, with features counted beside.
     const progress = context.progress({ label: 'importing', total: Math.max(1, Math.round(total / MB)), unit: 'MB' });
     let summary;
@@ -97,7 +98,8 @@ export const importPlacesCommand: CliCommand = {
     }
     context.out(
       `imported ${summary.features} features in ${(summary.elapsedMs / 1000).toFixed(1)} s (${rate(summary.features, summary.elapsedMs)} features/s): ` +
-        `${summary.inserted} inserted, ${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.duplicates} repeated place ids, ${summary.skipped} skipped`,
+        `${summary.inserted} inserted, ${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.duplicates} repeated place ids, ${summary.skipped} skipped` +
+        (summary.crossings ? `, ${summary.crossings} geofence crossings` : ''),
     );
   },
 };
