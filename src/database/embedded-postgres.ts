@@ -49,15 +49,16 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
   const created = !location || !existsSync(`${location}/PG_VERSION`);
   const template = created && options.template !== false ? readTemplate() : undefined;
   // Loaded here, not at the top: a service on PostgreSQL (production) never needs PGlite's JavaScript, which would otherwise stay in its heap as source and code for the process's life.
-  const [{ PGlite }, { postgis }, { PGLiteSocketServer }] = await Promise.all([
+  const [{ PGlite }, { postgis }, { btree_gist }, { PGLiteSocketServer }] = await Promise.all([
     import('@electric-sql/pglite'),
     import('@electric-sql/pglite-postgis'),
+    import('@electric-sql/pglite/contrib/btree_gist'),
     import('@electric-sql/pglite-socket'),
   ]);
   const db = await PGlite.create({
     ...(location ? { dataDir: location } : {}),
     ...(template ? { loadDataDir: new Blob([new Uint8Array(template)]) } : {}),
-    extensions: { postgis },
+    extensions: { postgis, btree_gist },
   });
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: options.maxConnections ?? 2 });
   await server.start();

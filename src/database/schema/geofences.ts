@@ -18,8 +18,9 @@ export const geofences = defineTable(
   {
     indices: [
       { name: 'geofences_organization_idx', columns: ['organization_id', 'created'] },
-      // A GiST index (migration Geofences): what a position's candidate geofences are found by (`&&`).
-      { name: 'geofences_geometry_gist', synchronize: false },
+      // A GiST index over (organization_id, geometry) (migration GeofencesByOrganization, btree_gist):
+      // what a position's candidate geofences are found by (`=` and `&&`).
+      { name: 'geofences_organization_geometry_gist', synchronize: false },
     ],
     // What same-organization foreign keys would reference, and the key at a move to Citus (docs/SCALING.md).
     uniques: [{ name: 'geofences_organization_id_id_key', columns: ['organization_id', 'id'] }],
