@@ -144,13 +144,16 @@ export class PositionsRepository {
                      || ']},"properties":{"occurred":"' || ${isoTimestampSql('p.occurred')} || '","accuracy":' || ${number('p.accuracy')}
                      || ',"speed":' || ${number('p.speed')} || ',"heading":' || ${number('p.heading')} || ',"altitude":' || ${number('p.altitude')} || '}}'`;
     const size = p.add(range.size, '::int');
+    // One pass over the page in index order: row_number() numbers the rows as they come (no Sort: the
+    // page is already in `occurred` order), the features and the last instant are the first `size` of them,
+    // the count says whether one more follows.
     const row = await this.sql.one(
       TRACK_TEXT,
-      `WITH page AS (${page}), kept AS (SELECT * FROM page p ORDER BY p.occurred LIMIT ${size})
-       SELECT EXISTS (SELECT 1 FROM twins t WHERE t.id = ${p.add(twinId, '::uuid')} AND t.organization_id = ${p.add(organizationId, '::uuid')}) AS own,
-              (SELECT string_agg(${feature}, ',' ORDER BY p.occurred) FROM kept p) AS features,
-              (SELECT count(*) FROM page)::int AS count,
-              (SELECT ${isoTimestampSql('max(p.occurred)')} FROM kept p) AS last`,
+      `SELECT EXISTS (SELECT 1 FROM twins t WHERE t.id = ${p.add(twinId, '::uuid')} AND t.organization_id = ${p.add(organizationId, '::uuid')}) AS own, f.*
+         FROM (SELECT string_agg(${feature}, ',' ORDER BY p.occurred) FILTER (WHERE p.n <= ${size}) AS features,
+                      count(*)::int AS count,
+                      ${isoTimestampSql(`max(p.occurred) FILTER (WHERE p.n <= ${size})`)} AS last
+                 FROM (SELECT q.*, row_number() OVER (ORDER BY q.occurred) AS n FROM (${page}) q) p) f`,
       p.values,
     );
     return { own: row.own, features: `[${row.features ?? ''}]`, count: row.count, last: row.last };
