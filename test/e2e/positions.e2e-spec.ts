@@ -200,7 +200,22 @@ describe('positions: uploads, moves and tracks', () => {
     const line = (await track(alpha, twin, '?format=line')).json();
     expect(line.features).toHaveLength(1);
     expect(line.features[0].geometry).toEqual({ type: 'LineString', coordinates: vertices });
-    expect(line.features[0].properties.times).toEqual(times);
+    expect(line.features[0].properties).toEqual({ times, positions: 5 });
+    // Paged, each page its own line (a lone position: its point), continued by cursor from the page's last time.
+    const lines: unknown[] = [];
+    for (let url: string | undefined = `/twins/${twin}/track?format=line&page_size=2`; url; ) {
+      const page = (await service.inject({ method: 'GET', url, headers: alpha.headers() })).json();
+      expect(page.numberReturned).toBe(1);
+      lines.push(page.features[0].geometry);
+      const next = (page.links as { rel: string; href: string }[]).find((link) => link.rel === 'next');
+      url = next ? `${new URL(next.href).pathname}${new URL(next.href).search}` : undefined;
+    }
+    expect(lines).toEqual([
+      { type: 'LineString', coordinates: vertices.slice(0, 2) },
+      { type: 'LineString', coordinates: vertices.slice(2, 4) },
+      { type: 'Point', coordinates: vertices[4] },
+    ]);
+    expect((await track(alpha, twin, `?format=line&since=${encodeURIComponent(at(1))}`)).json()).toEqual(expect.objectContaining({ features: [], numberReturned: 0 }));
     const kept = (await track(alpha, twin, '?format=line&simplify=1')).json().features[0];
     expect(kept.geometry.coordinates).toEqual([vertices[0], vertices[2], vertices[4]]);
     expect(kept.properties.times).toEqual([0, 2, 4].map((i) => times[i]));

@@ -133,6 +133,17 @@ export class PositionsService {
       const more = page.count > range.size;
       return new FeatureCollection(page.features, Math.min(page.count, range.size), more && page.last ? cursor(page.last) : null);
     }
+    if (query.simplify === undefined) {
+      // The whole page as it is: the line's text written by PostgreSQL, as the points' is.
+      const line = await this.positions.trackLine(tenant.organization.id, twinId, range);
+      if (!line.own) throw notFound(`No twin of your organization has the id ${twinId}.`);
+      if (line.returned === 0) return new FeatureCollection('[]', 0, null);
+      const more = line.count > range.size;
+      // One position is no line: it is drawn as the point it is, with its one time.
+      const geometry = line.returned === 1 ? `{"type":"Point","coordinates":${line.coordinates}}` : `{"type":"LineString","coordinates":[${line.coordinates}]}`;
+      const feature = `{"type":"Feature","geometry":${geometry},"properties":{"times":[${line.times}],"positions":${line.returned}}}`;
+      return new FeatureCollection(`[${feature}]`, 1, more && line.last ? cursor(line.last) : null);
+    }
     const [own, rows] = await Promise.all([this.positions.ownTwin(tenant.organization.id, twinId), this.positions.trackRows(tenant.organization.id, twinId, range)]);
     if (!own) throw notFound(`No twin of your organization has the id ${twinId}.`);
     const more = rows.length > range.size;
