@@ -204,10 +204,12 @@ describe('positions: uploads, moves and tracks', () => {
     // Paged, each page its own line (a lone position: its point), continued by cursor from the page's last time.
     const lines: unknown[] = [];
     for (let url: string | undefined = `/twins/${twin}/track?format=line&page_size=2`; url; ) {
-      const page = (await service.inject({ method: 'GET', url, headers: alpha.headers() })).json();
+      const page: { numberReturned: number; features: { geometry: unknown }[]; links: { rel: string; href: string }[] } = (
+        await service.inject({ method: 'GET', url, headers: alpha.headers() })
+      ).json();
       expect(page.numberReturned).toBe(1);
       lines.push(page.features[0].geometry);
-      const next = (page.links as { rel: string; href: string }[]).find((link) => link.rel === 'next');
+      const next: { href: string } | undefined = page.links.find((link) => link.rel === 'next');
       url = next ? `${new URL(next.href).pathname}${new URL(next.href).search}` : undefined;
     }
     expect(lines).toEqual([
