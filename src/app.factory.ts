@@ -16,6 +16,7 @@ import { IMAGE_CONTENT_TYPES } from './images/image-format.js';
 import { RouteTable } from './common/http/route-table.js';
 import { RateLimiter } from './common/auth/rate-limiter.js';
 import { registerCompression } from './common/http/compression.js';
+import { contentSecurityPolicy } from './common/http/content-security-policy.js';
 import { endEventStreamsOnClose } from './common/http/sse.js';
 import { answerClientError, answerUnknownExpectations, drainUnreadBody } from './common/http/wire-errors.js';
 import { setupOpenApi } from './common/openapi/setup.js';
@@ -129,6 +130,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('x-frame-options', 'DENY');
     reply.header('referrer-policy', 'no-referrer');
+    reply.header('content-security-policy', contentSecurityPolicy(request.routeOptions.url));
     if (request.raw.complete) return done(null, payload);
     // An answer decided before the body was read (413 from Content-Length, 415, …) goes out once the
     // client has finished sending, so it reaches the client and any proxy in front (see wire-errors.ts).
