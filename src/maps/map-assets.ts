@@ -65,7 +65,8 @@ function countries(): Buffer {
  * another origin. Compression is the service's (common/http/compression.ts): these go as they are here.
  */
 const SOURCES: Record<string, { contentType: string; read: () => Buffer }> = {
-  'map.js': { contentType: 'text/javascript; charset=utf-8', read: () => readFileSync(page('map.js')) },
+  // Its import of MapLibre names the versioned URL: the script's own version changes with MapLibre's.
+  'map.js': { contentType: 'text/javascript; charset=utf-8', read: () => Buffer.from(versioned(readFileSync(page('map.js'), 'utf8'), 'map.js')) },
   'map.css': { contentType: 'text/css; charset=utf-8', read: () => readFileSync(page('map.css')) },
   'maplibre-gl.mjs': { contentType: 'text/javascript; charset=utf-8', read: () => readFileSync(maplibre('maplibre-gl.mjs')) },
   'maplibre-gl-worker.mjs': { contentType: 'text/javascript; charset=utf-8', read: () => readFileSync(maplibre('maplibre-gl-worker.mjs')) },
@@ -96,18 +97,22 @@ export function mapAsset(name: string): MapAsset | undefined {
 }
 
 /**
- * The page: its HTML with every `/map/assets/<name>` it names versioned (`?v=<version>`), so the
- * browser keeps those files for good and a new build's page names new URLs. Only the page itself is
- * revalidated on every visit.
+ * `text` (index.html, map.js) with every `/map/assets/<name>` it names versioned (`?v=<version>`), so
+ * the browser keeps those files for good and a new build's page names new URLs.
  */
+function versioned(text: string, file: string): string {
+  return text.replace(/\/map\/assets\/([\w.-]+)/g, (url: string, name: string) => {
+    const named = mapAsset(name);
+    if (!named) throw new Error(`map page: ${file} names ${url}, which is not one of its files`);
+    return `${url}?v=${named.version}`;
+  });
+}
+
+/** The page, its files' URLs versioned: only the page itself is revalidated on every visit. */
 export function mapPage(): MapAsset {
   let asset = cache.get('');
   if (!asset) {
-    const html = readFileSync(page('index.html'), 'utf8').replace(/\/map\/assets\/([\w.-]+)/g, (url: string, name: string) => {
-      const file = mapAsset(name);
-      if (!file) throw new Error(`map page: index.html names ${url}, which is not one of its files`);
-      return `${url}?v=${file.version}`;
-    });
+    const html = versioned(readFileSync(page('index.html'), 'utf8'), 'index.html');
     asset = made(Buffer.from(html), 'text/html; charset=utf-8');
     cache.set('', asset);
   }

@@ -7,7 +7,8 @@
 // latest geofence crossings (its timeline, GET /events/?category=geofence with X-Twin). The
 // organization's geofences (GET /geofences/) are outlines under the twins, named in a popup on a click
 // (no label layer: that too would need glyph files).
-import * as maplibregl from 'maplibre-gl';
+// Versioned by the service like the page's own URLs (map-assets.ts): no import map, which would be an inline script.
+import * as maplibregl from '/map/assets/maplibre-gl.mjs';
 
 const STORAGE = { token: 'twin-map-token', organization: 'twin-map-organization' };
 const FILTERS = ['is_public', 'is_supplier', 'is_personal', 'characteristics', 'organization'];
