@@ -1,27 +1,11 @@
 import { randomInt } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { MAP_PAGE_POLICY } from '../../src/common/http/content-security-policy';
+import { launchChromium, recordPolicyViolations } from '../support/browser';
 import { document, JSON_API, TestApp, TestTenant } from '../support/test-app';
-
-/** Debian's Chromium (apt-get install chromium): the browser of this test, with the flags it needs headless in a container. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  // WebGL without a GPU: SwiftShader, software rendering, named rather than left to Chromium's fallback
-  // (Debian's Chromium 156 still falls back to it, Chrome has been retiring that; --use-gl=angle gives no WebGL).
-  // Playwright passes --enable-unsafe-swiftshader too.
-  '--use-angle=swiftshader',
-  '--enable-unsafe-swiftshader',
-];
 
 // Functions evaluated in the page reach the map as `globalThis.twinMap` (the test compiles without the DOM's types).
 interface Rendered {
@@ -67,7 +51,11 @@ describe('the map page in a browser', () => {
   let origin: string;
   const requests: string[] = [];
   const answers: { url: string; status: number }[] = [];
+  /** The Content-Security-Policy of each answer the browser got, by path. */
+  const policies = new Map<string, string | undefined>();
   const pageErrors: string[] = [];
+  /** The Content-Security-Policy violations of the whole session (none is expected). */
+  let violations: string[];
 
   const create = (attributes: Record<string, unknown>) => service.createTwin(tenant, attributes);
 
@@ -109,7 +97,6 @@ describe('the map page in a browser', () => {
   const distinct = (features: Rendered[]) => [...new Map(features.map((f) => [f.cluster ? f.lngLat.join() : f.id, f])).values()];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run installs it)`);
     // Few features per tile, so a city of twins is clusters at first and points when zoomed in.
     service = await TestApp.start({ TILE_MAX_FEATURES: '20' });
     await service.app.listen(0, '127.0.0.1');
@@ -124,10 +111,14 @@ describe('the map page in a browser', () => {
     await create({ name: 'Lighthouse', location: at(-21.75, 64.21) });
     await create({ name: 'Tea house', location: at(-21.7, 64.19), personality: { services: ['tea'] } });
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    violations = await recordPolicyViolations(page);
     page.on('request', (request) => requests.push(request.url()));
-    page.on('response', (response) => answers.push({ url: response.url(), status: response.status() }));
+    page.on('response', (response) => {
+      answers.push({ url: response.url(), status: response.status() });
+      policies.set(new URL(response.url()).pathname, response.headers()['content-security-policy']);
+    });
     page.on('pageerror', (error) => pageErrors.push(error.message));
     // The browser's own complaints (an invalid pattern attribute, a failed module), but not its note of each HTTP error, checked below.
     page.on('console', (message) => message.type() === 'error' && !message.text().startsWith('Failed to load resource') && pageErrors.push(message.text()));
@@ -169,6 +160,20 @@ describe('the map page in a browser', () => {
     const total = features.reduce((sum, f) => sum + (f.cluster ? Number(f.count) : 1), 0);
     expect(features.some((f) => f.cluster && Number(f.count) > 1)).toBe(true);
     expect(total).toBeGreaterThanOrEqual(79);
+  });
+
+  it('is served under a strict Content-Security-Policy: the page, its files, and the worker MapLibre starts from its own file', async () => {
+    expect(MAP_PAGE_POLICY).toBe(
+      "default-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; script-src 'self'; worker-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self'",
+    );
+    const files = ['/map', ...['map.js', 'map.css', 'maplibre-gl.mjs', 'maplibre-gl.css', 'maplibre-gl-worker.mjs', 'countries.geojson'].map((name) => `/map/assets/${name}`)];
+    expect(files.map((path) => [path, policies.get(path)])).toEqual(files.map((path) => [path, MAP_PAGE_POLICY]));
+    // The worker runs from its file on this origin (a blob: or data: worker would need worker-src to allow it).
+    expect([...new Set(page.workers().map((worker) => new URL(worker.url()).pathname))]).toEqual(['/map/assets/maplibre-gl-worker.mjs']);
+    // The page holds no inline script (no import map: map.js names MapLibre's versioned URL itself).
+    expect(await page.locator('script').evaluateAll((scripts) => scripts.map((script) => [(script as any).type, (script as any).getAttribute('src'), (script as any).text.trim()]))).toEqual([
+      ['module', expect.stringMatching(/^\/map\/assets\/map\.js\?v=\w+$/), ''],
+    ]);
   });
 
   it('labels the clusters with their counts, and lists what is in view as buttons', async () => {
@@ -585,6 +590,173 @@ describe('the map page in a browser', () => {
     });
   });
 
+  describe("markup and script in another organization's twins", () => {
+    /** Each payload calls this when it runs: a binding the test installs in the page, recording into `ran`. */
+    const run = (label: string) => `hostileScriptRan('${label}')`;
+    /**
+     * Public twins of another organization (so they reach this tenant's map) whose texts are markup and
+     * script of every kind: an image's error handler, script elements (plain and in SVG), an SVG's load
+     * handler, javascript: links and URLs, a frame with a script, an attribute broken out of.
+     */
+    const HOSTILE = [
+      {
+        name: `<img src=x onerror="${run('name img')}">`,
+        description: `<script>${run('description script')}</script>`,
+        tags: [`<svg onload="${run('tag svg')}"></svg>`],
+        personality: { characteristics: [`<svg/onload=${run('characteristic')}>`] },
+      },
+      {
+        name: `<svg><script>${run('name svg script')}</script></svg><a href="javascript:${run('name link')}">click</a>`,
+        description: `<a href="javascript:${run('description link')}">more</a>`,
+        website: `javascript:${run('website')}`,
+        tags: [`<iframe srcdoc="<script>parent.${run('iframe')}</script>"></iframe>`],
+        personality: { characteristics: ['harmless'] },
+      },
+      {
+        name: `"><svg onload=${run('name svg')}>`,
+        description: `<img src=x onerror=${run('description img')}>`,
+        tags: [`javascript:${run('tag url')}`, `</pre><script>${run('pre')}</script>`],
+        personality: { characteristics: ['harmless'] },
+      },
+    ];
+    const ran: string[] = [];
+    let hostile: TestTenant;
+    const ids: string[] = [];
+    const at = (i: number) => place(-21.3 + i * 0.002, 64.5 + (i % 2) * 0.001);
+    const popup = () => page.locator('.maplibregl-popup-content');
+    /** The elements of `selector` that are not text: what markup would have made. */
+    const madeElements = (selector: string) =>
+      page.locator(selector).evaluateAll((roots) => roots.flatMap((root) => [...(root as any).querySelectorAll('img, svg, script, iframe, a[href^="javascript"], [onerror], [onload]')].map((e) => e.outerHTML)));
+
+    beforeAll(async () => {
+      await page.exposeBinding('hostileScriptRan', (_source, label: string) => ran.push(label));
+      hostile = await service.tenant({ organization: 'Map page, <b>hostile</b>' });
+      for (const [i, attributes] of HOSTILE.entries()) {
+        ids.push(await service.createTwin(hostile, { ...attributes, public: true, location: { type: 'Point', coordinates: at(i) } }));
+      }
+    });
+
+    afterAll(async () => {
+      // Private again: the filter test counts the public twins it sees; the map back where it expects it.
+      for (const id of ids) {
+        const hidden = await service.inject({ method: 'PATCH', url: `/my/twins/${id}/`, headers: { ...hostile.headers(), 'content-type': JSON_API }, payload: document({ type: 'twins', id, attributes: { public: false } }) });
+        expect(hidden.statusCode).toBe(200);
+      }
+      await page.evaluate((center) => (globalThis as any).twinMap.jumpTo({ center, zoom: 11 }), place(-21.75, 64.205));
+      await settled();
+    });
+
+    it('shows them on the map, in the "In view" list and in the popup as the very text written, and runs none of it', async () => {
+      // The filters applied again: a TileJSON whose bounds reach the new twins.
+      await page.click('#filters button[type=submit]');
+      await page.waitForFunction(() => /^Showing/.test((globalThis as any).document.querySelector('#status')?.textContent ?? ''), undefined, { timeout: 30_000 });
+      await page.evaluate((center) => (globalThis as any).twinMap.jumpTo({ center, zoom: 15 }), at(1));
+      const names = HOSTILE.map((twin) => twin.name);
+      expect(distinct(await rendered()).map((f) => f.name)).toEqual(expect.arrayContaining(names));
+      const listed = await page.locator('#in-view button').allTextContents();
+      expect(listed).toEqual(expect.arrayContaining(names));
+
+      for (const [i, twin] of HOSTILE.entries()) {
+        // The list's button whose text is exactly the name.
+        const index = listed.indexOf(twin.name);
+        await page.locator('#in-view button').nth(index).click();
+        await popup().locator('strong').filter({ hasText: twin.name.slice(0, 12) }).waitFor({ timeout: 10_000 });
+        expect(await popup().locator('strong').textContent()).toBe(twin.name);
+        // Its document, fetched and shown as text: every attribute as written.
+        await popup().locator('a').click();
+        await popup().locator('pre:not([hidden])').waitFor({ timeout: 10_000 });
+        const shown = JSON.parse((await popup().locator('pre').textContent())!);
+        expect({ name: shown.name, description: shown.description, website: shown.website, tags: shown.tags }).toEqual({
+          name: twin.name,
+          description: twin.description,
+          website: twin.website ?? '',
+          tags: twin.tags,
+        });
+        expect(await popup().locator('a').getAttribute('href')).toBe(`/twins/${ids[i]}/`);
+        expect(await madeElements('.maplibregl-popup-content')).toEqual([]);
+      }
+      // A characteristic shows where the page shows one: typed into the filter, named back in the status
+      // line, and its twin alone on the map.
+      const characteristic = HOSTILE[0].personality.characteristics[0];
+      const showing = (text: string) => page.waitForFunction((expected) => (globalThis as any).document.querySelector('#status')?.textContent === expected, text, { timeout: 30_000 });
+      await page.fill('input[name=characteristics]', characteristic);
+      await page.click('#filters button[type=submit]');
+      await showing(`Showing the twins you can see, filtered by characteristics=${characteristic}.`);
+      expect(distinct(await rendered()).map((f) => f.name)).toEqual([HOSTILE[0].name]);
+      expect(await page.locator('#in-view button').allTextContents()).toEqual([HOSTILE[0].name]);
+      await page.fill('input[name=characteristics]', '');
+      await page.click('#filters button[type=submit]');
+      await showing('Showing every twin you can see.');
+
+      expect(await madeElements('#in-view, #status, #map')).toEqual([]);
+      await page.waitForTimeout(500);
+      expect(ran).toEqual([]);
+      expect(violations).toEqual([]);
+    });
+
+    it('and were such text ever parsed as markup (an innerHTML, a dependency), the policy would run none of it nor let it reach another origin', async () => {
+      // A page of its own, so that the violations provoked here stay out of the session's record.
+      const probe = await browser.newPage();
+      const provoked = await recordPolicyViolations(probe);
+      /** Violations arrive as events, after what provoked them: those matching `pattern`, once `count` have (or 5 s passed). */
+      const reported = async (pattern: RegExp, count = 1) => {
+        const matching = () => provoked.filter((violation) => pattern.test(violation));
+        for (let waited = 0; waited < 5000 && matching().length < count; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+        return matching();
+      };
+      await probe.exposeBinding('hostileScriptRan', (_source, label: string) => ran.push(label));
+      try {
+        await probe.goto(`${origin}/map`);
+        await probe.waitForFunction(() => (globalThis as any).twinMap?.loaded(), undefined, { timeout: 30_000 });
+        // Every text of the twins parsed as HTML into the page (a fragment from a range runs its scripts,
+        // unlike innerHTML), then every link in them followed.
+        const texts = HOSTILE.flatMap((twin) => [twin.name, twin.description, ...twin.tags, ...twin.personality.characteristics]);
+        await probe.evaluate((html) => {
+          const doc = (globalThis as any).document;
+          const list = doc.querySelector('#in-view');
+          for (const text of html) list.append(doc.createRange().createContextualFragment(text));
+          for (const link of list.querySelectorAll('a')) link.click();
+        }, texts);
+        // The markup was made (2 images, 4 SVGs, 3 scripts, a frame), and none of its scripts ran: the
+        // policy refused the 2 HTML scripts, the frame's and the 2 javascript: links (script-src-elem; a
+        // fragment never starts the script inside an SVG), the 2 images' error and the 3 SVGs' load
+        // handlers (script-src-attr).
+        expect(await probe.locator('#in-view :is(img, svg, script, iframe)').count()).toBe(10);
+        expect(await reported(/^script-src-elem /, 5)).toHaveLength(5);
+        expect(await reported(/^script-src-attr /, 5)).toHaveLength(5);
+        expect(ran).toEqual([]);
+
+        // Nor may script evaluate text, from a timer (what a test evaluates itself, Chromium runs whatever the policy).
+        const evaluated = await probe.evaluate(
+          () =>
+            new Promise((resolve) =>
+              setTimeout(() => {
+                try {
+                  resolve(String((globalThis as any).eval("hostileScriptRan('eval')")));
+                } catch (error) {
+                  resolve((error as Error).name);
+                }
+              }),
+            ),
+        );
+        expect(evaluated).toBe('EvalError');
+        expect(await reported(/^script-src blocked eval /)).toHaveLength(1);
+
+        // Nor reach another origin, from the page nor from MapLibre's worker (its file carries the same
+        // policy): the service itself under another name, which would otherwise answer (an opaque answer).
+        const elsewhere = origin.replace('127.0.0.1', 'localhost');
+        const reach = (url: string) => fetch(url, { mode: 'no-cors' }).then(() => 'reached', () => 'refused');
+        expect(await probe.evaluate(reach, `${elsewhere}/health?from=page`)).toBe('refused');
+        expect(await probe.workers()[0].evaluate(reach, `${elsewhere}/health?from=worker`)).toBe('refused');
+        expect(await reported(/^connect-src blocked http:\/\/localhost:\d+\/health\?from=page /)).toHaveLength(1);
+        expect(await reported(/^connect-src blocked http:\/\/localhost:\d+\/health\?from=worker .*\(in .*\/map\/assets\/maplibre-gl-worker\.mjs/)).toHaveLength(1);
+        expect(ran).toEqual([]);
+      } finally {
+        await probe.close();
+      }
+    });
+  });
+
   it('applies a filter: only public twins remain, from tiles asked for with it', async () => {
     const before = requests.length;
     await page.selectOption('select[name=is_public]', 'true');
@@ -675,7 +847,7 @@ describe('the map page in a browser', () => {
     }
   });
 
-  it('made no request outside the service, met no error but the one it provoked, and no script or console error', () => {
+  it('made no request outside the service, met no error but the one it provoked, no script or console error, and no Content-Security-Policy violation', () => {
     expect(requests.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('blob:') && !url.startsWith('data:'))).toEqual([]);
     expect(requests.some((url) => url.startsWith(`${origin}/twins/tiles/`))).toBe(true);
     // A 503 (a database too busy to lend a connection within a second, on a loaded machine) is the
@@ -686,5 +858,6 @@ describe('the map page in a browser', () => {
       expect({ url: busy.url, answered: answers.slice(answers.indexOf(busy)).some((a) => a.url === busy.url && a.status < 400) }).toEqual({ url: busy.url, answered: true });
     }
     expect(pageErrors).toEqual([]);
+    expect(violations).toEqual([]);
   });
 });
