@@ -42,6 +42,20 @@ export const MAP_PAGE_POLICY = serialize({
   'style-src': ["'self'"],
 });
 
+/**
+ * Swagger UI (`/docs` and its files): its bundle and initializer are files of this origin (no inline
+ * script, no eval); its style sheets too (no inline style). Images: the icons are data: SVGs in its
+ * style sheet; an image answer of "Try it out" is shown from a blob: URL the page makes of the bytes.
+ * "Try it out" calls this origin only (the document's server is `/`).
+ */
+export const DOCS_POLICY = serialize({
+  ...PAGE,
+  'script-src': ["'self'"],
+  'connect-src': ["'self'"],
+  'img-src': ["'self'", 'data:', 'blob:'],
+  'style-src': ["'self'"],
+});
+
 /** Everything else (JSON, GeoJSON, tiles, image bytes, errors): nothing may load, run or frame it if a browser shows it. */
 export const API_POLICY = serialize({ 'default-src': ["'none'"], 'frame-ancestors': ["'none'"] });
 
@@ -49,5 +63,6 @@ export const API_POLICY = serialize({ 'default-src': ["'none'"], 'frame-ancestor
 export function contentSecurityPolicy(route: string | undefined): string {
   const first = route?.split('/')[1];
   if (first === 'map') return MAP_PAGE_POLICY;
+  if (first === 'docs') return DOCS_POLICY;
   return API_POLICY;
 }

@@ -3,7 +3,7 @@ import { DocumentBuilder, SwaggerModule, type OpenAPIObject, type OperationObjec
 import type { FastifyInstance } from 'fastify';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { extname, join } from 'node:path';
+import { join } from 'node:path';
 import { errorResponse, RATE_LIMIT_HEADER_REFS, RATE_LIMIT_HEADERS, SECURITY } from './docs.js';
 import { declaredComponents } from './schemas.js';
 
@@ -230,13 +230,56 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
 /** Where the Swagger UI is served; the OpenAPI document is at `${DOCS_PATH}-json` (and `-yaml`). */
 const DOCS_PATH = '/docs';
 
-/** The files of Swagger UI's distribution served under /docs, by extension. */
-const ASSET_TYPES: Record<string, string> = {
-  '.js': 'application/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.png': 'image/png',
-  '.html': 'text/html; charset=utf-8',
+/**
+ * The files of Swagger UI's distribution the page loads, served under /docs by name: the bundle (the
+ * standalone preset and its top bar are left out: its logo is an inline style), its style sheet, the
+ * distribution's page style sheet, the icons.
+ */
+const ASSETS: Record<string, string> = {
+  'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'index.css': 'text/css; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+  'favicon-16x16.png': 'image/png',
 };
+
+/**
+ * Swagger UI's page: nothing inline (its Content-Security-Policy allows scripts and styles of this
+ * origin only, common/http/content-security-policy.ts), which @nestjs/swagger's own page is not (two
+ * style elements and a style attribute). The same page as swagger-ui-dist's index.html.
+ */
+const PAGE = `<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>Digital Twin, Quest and Timeline Event service: API</title>
+  <link rel="stylesheet" href="${DOCS_PATH}/swagger-ui.css">
+  <link rel="stylesheet" href="${DOCS_PATH}/index.css">
+  <link rel="icon" type="image/png" href="${DOCS_PATH}/favicon-32x32.png" sizes="32x32">
+  <link rel="icon" type="image/png" href="${DOCS_PATH}/favicon-16x16.png" sizes="16x16">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="${DOCS_PATH}/swagger-ui-bundle.js"></script>
+  <script src="${DOCS_PATH}/swagger-ui-init.js"></script>
+</body>
+</html>
+`;
+
+/**
+ * Swagger UI's initializer, a file of its own: the document from /docs-json; the token and tenant
+ * headers entered once survive a reload of the page (persistAuthorization); no request to swagger.io's
+ * validator; the plain layout (the standalone one's top bar only holds a URL box and the logo).
+ */
+const INITIALIZER = `window.ui = SwaggerUIBundle(${JSON.stringify({
+  url: `${DOCS_PATH}-json`,
+  dom_id: '#swagger-ui',
+  deepLinking: true,
+  persistAuthorization: true,
+  validatorUrl: null,
+  layout: 'BaseLayout',
+})});
+`;
 
 /**
  * Swagger UI at /docs and the OpenAPI document at /docs-json. What only the documentation uses is made
@@ -251,34 +294,30 @@ export function setupOpenApi(app: INestApplication): void {
 
 class DocsModule extends SwaggerModule {
   static setupLazily(app: INestApplication, document: () => OpenAPIObject): void {
-    // What SwaggerModule.setup does, but its static files served by serveAssets below.
+    // What SwaggerModule.setup does for the documents; the page, its initializer and files are served below.
     this.serveDocuments(DOCS_PATH, DOCS_PATH.slice(1), app.getHttpAdapter(), document, {
-      ui: true,
+      ui: false,
       raw: true,
       jsonDocumentUrl: `${DOCS_PATH}-json`,
       yamlDocumentUrl: `${DOCS_PATH}-yaml`,
-      // SwaggerModule.setup's own options: the token and tenant headers entered once survive a reload of the page.
-      swaggerOptions: { jsonDocumentUrl: `${DOCS_PATH.slice(1)}-json`, swaggerOptions: { persistAuthorization: true } },
+      swaggerOptions: {},
     });
-    serveAssets(app.getHttpAdapter().getInstance() as FastifyInstance);
+    servePage(app.getHttpAdapter().getInstance() as FastifyInstance);
   }
 }
 
 /**
- * Swagger UI's own files (the bundle, the style sheet, the icons) from swagger-ui-dist, where
- * @nestjs/swagger finds them: a file name without any path, of a known type, or the usual 404. The
- * page and its initializer (/docs, /docs/swagger-ui-init.js) are routes of their own, which the
- * router prefers to this parametric one.
+ * The page, its initializer, and Swagger UI's files from swagger-ui-dist (where @nestjs/swagger finds
+ * them) by name, or the usual 404. The router prefers the initializer's own route to the parametric one.
  */
-function serveAssets(fastify: FastifyInstance): void {
+function servePage(fastify: FastifyInstance): void {
+  fastify.get(DOCS_PATH, (_request, reply) => reply.type('text/html; charset=utf-8').send(PAGE));
+  fastify.get(`${DOCS_PATH}/swagger-ui-init.js`, (_request, reply) => reply.type('application/javascript; charset=utf-8').send(INITIALIZER));
   let directory: string | undefined;
   fastify.get<{ Params: { file: string } }>(`${DOCS_PATH}/:file`, async (request, reply) => {
     const { file } = request.params;
-    const type = ASSET_TYPES[extname(file)];
-    if (!type || !/^[\w.-]+$/.test(file) || file.startsWith('.')) return reply.callNotFound();
+    if (!Object.hasOwn(ASSETS, file)) return reply.callNotFound();
     directory ??= (createRequire(require.resolve('@nestjs/swagger'))('swagger-ui-dist/absolute-path.js') as () => string)();
-    const bytes = await readFile(join(directory, file)).catch(() => undefined);
-    if (!bytes) return reply.callNotFound();
-    return reply.type(type).send(bytes);
+    return reply.type(ASSETS[file]).send(await readFile(join(directory, file)));
   });
 }
