@@ -80,7 +80,7 @@ describe('secrets, security headers and CORS', () => {
     expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 401, 404, 405, 200, 200]);
     for (const answer of answers) {
       expect(answer.headers).toEqual(
-        expect.objectContaining({ 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' }),
+        expect.objectContaining({ 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer', 'content-security-policy': "default-src 'none'; frame-ancestors 'none'" }),
       );
       expect(answer.headers['x-powered-by']).toBeUndefined();
     }

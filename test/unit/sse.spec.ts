@@ -139,6 +139,7 @@ describe('SSE adapter (common/http/sse.ts)', () => {
           'x-content-type-options': 'nosniff',
           'x-frame-options': 'DENY',
           'referrer-policy': 'no-referrer',
+          'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
           'x-request-id': 'req-1',
         }),
       );

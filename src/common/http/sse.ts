@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { API_POLICY } from './content-security-policy.js';
 
 /** One server-sent-events block; fields are written in this order, absent ones left out. */
 export interface SseFrame {
@@ -47,6 +48,7 @@ const STREAM_HEADERS = {
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',
+  'content-security-policy': API_POLICY,
 };
 
 /** The event streams each server has open, so that closing the server can end them. */
