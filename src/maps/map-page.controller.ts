@@ -2,6 +2,7 @@ import { Controller, Get, Headers, Param, Query, Res } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Public } from '../common/auth/route-access.js';
+import { MAP_PAGE_POLICY } from '../common/http/content-security-policy.js';
 import { ifNoneMatchHits } from '../common/http/conditional.js';
 import { notFound } from '../common/json-api/api-error.js';
 import { RawBody } from '../common/json-api/envelope.js';
@@ -13,6 +14,13 @@ const FOR_GOOD = 'public, max-age=31536000, immutable';
 /** The page, and files asked for under another version: revalidated (ETag) on every use. */
 const REVALIDATE = 'no-cache';
 
+/** The page's policy, on the page and every file of it (the worker runs under its file's). */
+const POLICY_HEADER = {
+  'Content-Security-Policy': {
+    description: `\`${MAP_PAGE_POLICY}\`: scripts, workers and requests of this origin only, no inline script, no eval, no framing.`,
+    schema: { type: 'string' },
+  },
+};
 const CACHING_HEADERS = {
   ETag: { description: 'A strong tag: a hash of the bytes.', schema: { type: 'string' } },
   'Cache-Control': { description: `\`${FOR_GOOD}\` when \`v\` names the current file, else \`${REVALIDATE}\`.`, schema: { type: 'string' } },
@@ -37,7 +45,7 @@ export class MapPageController {
   @ApiResponse({
     status: 200,
     description: `The page (\`Cache-Control: ${REVALIDATE}\`); the files it names carry their version.`,
-    headers: { ETag: CACHING_HEADERS.ETag },
+    headers: { ETag: CACHING_HEADERS.ETag, ...POLICY_HEADER },
     content: { 'text/html': { schema: { type: 'string' } } },
   })
   @ApiResponse(NOT_MODIFIED)
@@ -55,7 +63,7 @@ export class MapPageController {
   @ApiResponse({
     status: 200,
     description: 'The file.',
-    headers: CACHING_HEADERS,
+    headers: { ...CACHING_HEADERS, ...POLICY_HEADER },
     content: Object.fromEntries(
       [...new Set(MAP_ASSET_NAMES.map((name) => mapAsset(name)!.contentType.split(';')[0]))].map((type) => [
         type,

@@ -7074,6 +7074,8 @@ export interface operations {
                 headers: {
                     /** @description A strong tag: a hash of the bytes. */
                     ETag?: string;
+                    /** @description `default-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; script-src 'self'; worker-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self'`: scripts, workers and requests of this origin only, no inline script, no eval, no framing. */
+                    "Content-Security-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7121,6 +7123,8 @@ export interface operations {
                     ETag?: string;
                     /** @description `public, max-age=31536000, immutable` when `v` names the current file, else `no-cache`. */
                     "Cache-Control"?: string;
+                    /** @description `default-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; script-src 'self'; worker-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self'`: scripts, workers and requests of this origin only, no inline script, no eval, no framing. */
+                    "Content-Security-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { API_POLICY } from '../http/content-security-policy.js';
 import { errorResponse, RATE_LIMIT_HEADER_REFS, RATE_LIMIT_HEADERS, SECURITY } from './docs.js';
 import { declaredComponents } from './schemas.js';
 
@@ -46,6 +47,12 @@ received within 30 s), 414 (a path segment over 200 characters), 417 (an \`Expec
 6,000 per minute by default; public routes and the admin API are not counted). Counted answers carry
 \`RateLimit-Policy: "token";q=<quota>;w=<window s>\` and \`RateLimit: "token";r=<remaining>;t=<reset s>\`
 (draft-ietf-httpapi-ratelimit-headers); past the quota, 429 \`rate_limited\` with \`Retry-After\`.
+
+**Security headers.** Every answer carries \`X-Content-Type-Options: nosniff\`, \`X-Frame-Options: DENY\`,
+\`Referrer-Policy: no-referrer\` and a \`Content-Security-Policy\`: the API's answers
+\`${API_POLICY}\` (nothing in them may load or run should a browser show one); the
+map page (\`GET /map\` and its files) and this Swagger UI (\`/docs\`) a strict policy of their own: scripts,
+styles and requests of this origin only, no inline script, no eval, no framing.
 
 **Names.** Twin attributes are dasherized in requests and lists (\`meta-data\`, \`phone-number\`) and underscored in
 the twin detail (\`meta_data\`, \`phone_number\`): the interface the clients were built on.
