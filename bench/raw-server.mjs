@@ -881,6 +881,7 @@ app.addHook('onSend', (_request, reply, _payload, done) => {
   reply.header('x-content-type-options', 'nosniff');
   reply.header('x-frame-options', 'DENY');
   reply.header('referrer-policy', 'no-referrer');
+  reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
   done();
 });
 app.setErrorHandler((error, _request, reply) => {
