@@ -14,7 +14,7 @@
 //
 // There are no exceptions: CI fails on any violation.
 
-const FEATURES = ['twins', 'maps', 'events', 'quests', 'places', 'images', 'organizations', 'accounts', 'revenue', 'admin', 'health', 'operations', 'webhooks', 'geofences'];
+const FEATURES = ['twins', 'maps', 'events', 'quests', 'places', 'images', 'organizations', 'accounts', 'revenue', 'admin', 'health', 'operations', 'webhooks', 'geofences', 'ogc'];
 const FEATURE = `^src/(?:${FEATURES.join('|')})/`;
 const TOP = ['^src/app[.][^/]+$', '^src/main[.]ts$', '^src/cli/'];
 
@@ -56,6 +56,16 @@ const CROSS_FEATURE = {
     '^src/twins/twin-visibility[.]ts$',
     '^src/twins/twin-filters[.]ts$',
     '^src/twins/twin-conditions[.]ts$',
+  ],
+  ogc: [
+    // The OGC API shows the twins a list shows, as `GET /twins/` shows them: the twins feature's
+    // visibility rule, list filter parameters and their SQL conditions, the list form's attributes
+    // (SQL and OpenAPI schemas) as the features' properties, all written once there.
+    '^src/twins/twin-visibility[.]ts$',
+    '^src/twins/twin-filters[.]ts$',
+    '^src/twins/twin-conditions[.]ts$',
+    '^src/twins/twin[.]resource[.]ts$',
+    '^src/twins/twin[.]openapi[.]ts$',
   ],
   operations: [
     // A batch applies event and twin changes by the rules of their own routes: through those features'

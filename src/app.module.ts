@@ -18,9 +18,10 @@ import { RevenueModule } from './revenue/revenue.module.js';
 import { TwinsModule } from './twins/twins.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 import { GeofencesModule } from './geofences/geofences.module.js';
+import { OgcModule } from './ogc/ogc.module.js';
 
 /** Feature modules of the service; each owns its routes, rules and SQL. */
-export const FEATURE_MODULES = [HealthModule, OrganizationsModule, AccountsModule, AdminModule, TwinsModule, EventsModule, ImagesModule, RevenueModule, QuestsModule, MapsModule, OperationsModule, WebhooksModule, GeofencesModule];
+export const FEATURE_MODULES = [HealthModule, OrganizationsModule, AccountsModule, AdminModule, TwinsModule, EventsModule, ImagesModule, RevenueModule, QuestsModule, MapsModule, OperationsModule, WebhooksModule, GeofencesModule, OgcModule];
 
 @Module({})
 export class AppModule {

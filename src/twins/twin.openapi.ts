@@ -262,3 +262,9 @@ feature is \`{id, type: "Feature", geometry: Point [lon, lat], properties: {twin
 Same filters and order; only twins with a location, and the counts count only those. \`data.meta\` and
 \`data.links\` repeat the top-level pagination \`meta\` and \`links\`. \`page_size\` defaults to 1000 (max 10000) there.
 `;
+
+/** A sample twin in the list form: the source of other features' examples of a twin (an OGC API feature, src/ogc). */
+export const TWIN_LIST_SAMPLE = twinListResource(SAMPLE_ROW);
+
+/** The schemas of the list form's attributes, by wire name (the properties of a twin as an OGC API feature). */
+export const TWIN_LIST_ATTRIBUTE_SCHEMAS: Record<string, Schema> = Object.fromEntries(Object.keys(TWIN_LIST_SAMPLE.attributes).map((name) => [name, ATTRIBUTES[name]]));

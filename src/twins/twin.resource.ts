@@ -103,6 +103,12 @@ const twinJsonTexts = new SqlTexts();
 export const twinJsonSql = (form: TwinForm, t: string, fieldset?: ReadonlySet<string>): string =>
   twinJsonTexts.get(`${form}|${t}|${fieldsetKey(fieldset)}`, () => TWIN_FORMS[form].sql(t, fieldset));
 
+/**
+ * `'name', <SQL>` of the list form's attributes that `keep` names (all when undefined), of the twins row
+ * aliased `t`: the properties of a twin as an OGC API feature (src/ogc) are the list form's attributes.
+ */
+export const twinListAttributePairsSql = (t: string, keep?: ReadonlySet<string>): string[] => TWIN_FORMS.list.attributePairsSql(t, keep);
+
 /** The member names of each form: what `fields[twins]` may name on the routes answering it. */
 export const TWIN_FIELDS: Record<TwinForm, readonly string[]> = {
   list: TWIN_FORMS.list.names,

@@ -28,17 +28,21 @@ export class FeaturePage {
 
 /**
  * A GeoJSON FeatureCollection at the top of the body (RFC 7946, `application/geo+json`), paged the way
- * OGC API – Features pages: `links` holds `self`, and `next` (the cursor in `page_after`) while more
- * remain; `numberReturned` counts the features, `timeStamp` says when the page was read. `features` is
- * JSON array text.
+ * OGC API – Features pages: `links` holds `self`, `next` (the cursor in `page_after`) while more
+ * remain, and `prev` (the cursor in `page_before`) when given; `numberReturned` counts the features,
+ * `timeStamp` says when the page was read. `features` is JSON array text.
  */
 export class FeatureCollection {
   constructor(
     readonly features: string,
     readonly numberReturned: number,
     readonly nextCursor: string | null,
+    readonly prevCursor: string | null = null,
   ) {}
 }
+
+/** The paging parameters a FeatureCollection's links do not keep from the request. */
+const FEATURE_LINK_DROPS = ['page_after', 'page_before'];
 
 /**
  * A result with its entity tag, derived from the resource's version (conditional.ts): the envelope
@@ -113,7 +117,8 @@ export function buildEnvelope(result: unknown, requestUrl: () => URL): unknown {
   if (result instanceof FeatureCollection) {
     const url = requestUrl();
     const links = [{ href: url.href, rel: 'self', type: GEO_JSON_MEDIA_TYPE }];
-    if (result.nextCursor !== null) links.push({ href: pageUrl(url, 'page_after', ['page_after'])(result.nextCursor), rel: 'next', type: GEO_JSON_MEDIA_TYPE });
+    if (result.nextCursor !== null) links.push({ href: pageUrl(url, 'page_after', FEATURE_LINK_DROPS)(result.nextCursor), rel: 'next', type: GEO_JSON_MEDIA_TYPE });
+    if (result.prevCursor !== null) links.push({ href: pageUrl(url, 'page_before', FEATURE_LINK_DROPS)(result.prevCursor), rel: 'prev', type: GEO_JSON_MEDIA_TYPE });
     return `{"type":"FeatureCollection","features":${result.features},"numberReturned":${result.numberReturned},"timeStamp":"${new Date().toISOString().replace('Z', '000Z')}","links":${JSON.stringify(links)}}`;
   }
   if (result instanceof JsonText) return `{"data":${result.text}${includedMember(result)}}`;

@@ -72,9 +72,13 @@ interface Entry<R, S, N> {
 const entriesOf = <R, S, N>(members: Readonly<Record<string, MemberOf<R, S, N>>>): Entry<R, S, N>[] =>
   Object.entries(members).map(([name, member]) => ({ name, member: typeof member === 'string' ? (column(member) as Member<R, S, N>) : member }));
 
+/** `'name', <SQL>` of the members `keep` names (all of them when it is undefined), in wire order. */
+const pairsSql = <R, S, N>(entries: readonly Entry<R, S, N>[], a: string, inputs: S, keep: ReadonlySet<string> | undefined): string[] =>
+  entries.filter(({ name }) => !keep || keep.has(name)).map(({ name, member }) => `'${name}', ${member.sql(a, inputs)}`);
+
 /** `json_build_object(…)` of the members `keep` names (all of them when it is undefined). */
 function objectSql<R, S, N>(entries: readonly Entry<R, S, N>[], a: string, inputs: S, keep: ReadonlySet<string> | undefined): string | undefined {
-  const pairs = entries.filter(({ name }) => !keep || keep.has(name)).map(({ name, member }) => `'${name}', ${member.sql(a, inputs)}`);
+  const pairs = pairsSql(entries, a, inputs, keep);
   return pairs.length === 0 ? undefined : `json_build_object(${pairs.join(', ')})`;
 }
 
@@ -109,6 +113,14 @@ export class ResourceForm<R extends { id: string }, S = void, N = void> {
     const attributes = objectSql(this.attributes, a, inputs, fieldset) ?? `'{}'::json`;
     const relationships = this.relationships && objectSql(this.relationships, a, inputs, fieldset);
     return `json_build_object('type', '${this.type}', 'id', ${a}.id, 'attributes', ${attributes}${relationships ? `, 'relationships', ${relationships}` : ''})`;
+  }
+
+  /**
+   * The `'name', <SQL>` pairs of the attributes `keep` names (all when undefined), in wire order: for a
+   * document that shows a form's attributes outside a resource object (an OGC API feature's `properties`).
+   */
+  attributePairsSql(a: string, keep: ReadonlySet<string> | undefined, inputs: S): string[] {
+    return pairsSql(this.attributes, a, inputs, keep);
   }
 
   /** The resource object of `row`, every member. */

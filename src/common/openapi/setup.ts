@@ -68,6 +68,7 @@ const TAGS: [name: string, description: string][] = [
   ['organizations', "The caller's organizations."],
   ['webhooks', "The organization's webhooks: signed deliveries of its changes to partners' URLs (docs/WEBHOOKS.md)."],
   ['geofences', "The organization's geofences: places whose boundary a twin's position crosses, recorded as `geofence.entered` and `geofence.exited` events of its timeline."],
+  ['ogc', 'The visible twins as an OGC API – Features service with CQL2 filters, for GIS clients (QGIS, GDAL, OpenLayers).'],
   ['maps', 'Vector tiles of the visible twins (Mapbox Vector Tile, TileJSON) and the map page (`GET /map`).'],
   ['admin', 'Operators: organizations, accounts and access tokens (`Authorization: Token <ADMIN_TOKEN>`).'],
   ['operations', 'Health of the service.'],
