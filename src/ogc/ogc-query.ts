@@ -1,8 +1,8 @@
 import { invalidParameter } from '../common/json-api/api-error.js';
 import { declareQuery, isCalendarTimestamp, isInstant, param, params, type ParamReader, type QueryOf } from '../common/json-api/query.js';
 import { TWIN_FILTER_PARAMETERS } from '../twins/twin-filters.js';
-import { MAX_FILTER_LENGTH } from './cql2/cql2-ast.js';
-import { FEATURE_PROPERTIES } from './ogc-queryables.js';
+import { MAX_FILTER_LENGTH, type Expression, type Operand } from './cql2/cql2-ast.js';
+import { FEATURE_PROPERTIES, TWIN_QUERYABLES } from './ogc-queryables.js';
 import { CRS84 } from './ogc.resource.js';
 
 /** Features of an items page: `limit`'s default and its largest value (a larger one is read as it, as Part 1 permits). */
@@ -69,7 +69,10 @@ const readDatetime: ParamReader<ModifiedRange> = (raw, name) => {
     if (isDate(end)) Object.assign(range, { end: `${nextDay(end)}T00:00:00Z`, endExclusive: true });
     else range.end = end;
   }
-  if (range.start !== undefined && range.end !== undefined && Date.parse(range.start) > Date.parse(range.end)) throw bad('ends before it starts');
+  if (range.start !== undefined && range.end !== undefined) {
+    const [start, end] = [Date.parse(range.start), Date.parse(range.end)];
+    if (range.endExclusive ? start >= end : start > end) throw bad('ends before it starts');
+  }
   return range;
 };
 
@@ -105,6 +108,42 @@ const FORMAT = param.oneOf('json', 'geojson')('The encoding; JSON (GeoJSON for f
 
 export const OGC_QUERY = declareQuery({ f: FORMAT });
 
+/**
+ * The queryables as query parameters (Part 3, Queryables as Query Parameters): `name=Ada` keeps the
+ * twins whose `name` is `Ada`. All but `geometry`, and `organization`, which is the list filter of that
+ * name (the same equality).
+ */
+const EQUALITY_NAMES = Object.keys(TWIN_QUERYABLES).filter((name) => name !== 'geometry' && name !== 'organization');
+
+const equalityParameter = (name: string) => {
+  const { type } = TWIN_QUERYABLES[name];
+  const description = `Only twins whose \`${name}\` is this value (the queryable as a query parameter).`;
+  if (type === 'boolean') return param.custom(params.boolean, { type: 'boolean' })(description);
+  if (type === 'timestamp') {
+    return param.custom<string>((raw, parameter) => {
+      if (!isInstant(raw)) throw invalidParameter(parameter, `${parameter} must be an instant (2026-11-21T19:26:03.123456Z).`);
+      return raw;
+    }, { type: 'string', format: 'date-time' })(description);
+  }
+  return param.custom<string>((raw, parameter) => {
+    if (raw.length > 1000 || raw.includes('\u0000')) throw invalidParameter(parameter, `${parameter} must be at most 1000 characters, without NUL.`);
+    return raw;
+  })(description);
+};
+
+const EQUALITY_PARAMETERS = Object.fromEntries(EQUALITY_NAMES.map((name) => [name, equalityParameter(name)]));
+
+/** The queryables given as query parameters, as the CQL2 comparisons they mean. */
+export function queryableEqualities(given: object): Expression[] {
+  const query = given as Record<string, unknown>;
+  return EQUALITY_NAMES.filter((name) => query[name] !== undefined).map((name) => {
+    const value = query[name] as string | boolean;
+    const right: Operand =
+      typeof value === 'boolean' ? { kind: 'boolean', value } : TWIN_QUERYABLES[name].type === 'timestamp' ? { kind: 'timestamp', value } : { kind: 'string', value };
+    return { kind: 'compare', op: '=', left: { kind: 'property', name }, right };
+  });
+}
+
 /** `GET /ogc/collections/twins/items`. */
 export const ITEMS_QUERY = declareQuery(
   {
@@ -119,7 +158,7 @@ export const ITEMS_QUERY = declareQuery(
     ),
     filter: param.custom(readFilter)('A CQL2 filter over the queryables (`/ogc/collections/twins/queryables`), in the language `filter-lang` names.', "name LIKE 'Café%' AND S_INTERSECTS(geometry, BBOX(2.2,48.8,2.5,48.9))"),
     'filter-lang': param.oneOf('cql2-text', 'cql2-json', 'cql-text')(
-      'The language of `filter`: `cql2-text` (the default), `cql2-json`, or `cql-text` (the pre-CQL2 name GDAL 3.6 sends: the same grammar, and a quoted string compared with a timestamp queryable is read as a timestamp).',
+      'The language of `filter`: `cql2-text` (the default), `cql2-json`, or `cql-text` (the pre-CQL2 name GDAL 3.6 sends: the same grammar, reading literals as GDAL writes them: a quoted instant compared with a timestamp queryable is a timestamp, 0 and 1 compared with a boolean one are false and true).',
     ),
     'filter-crs': param.oneOf(CRS84)('The CRS of the filter\'s geometries: CRS84 (longitude, latitude), the only one.'),
     properties: param.custom(readProperties)('Comma-separated: the properties each feature shows (all when absent, none when empty).', 'name,description'),
@@ -127,6 +166,7 @@ export const ITEMS_QUERY = declareQuery(
     page_before: param.custom(readCursor)('The page before a position: the cursor of a `prev` link.'),
     f: FORMAT,
     ...TWIN_FILTER_PARAMETERS,
+    ...EQUALITY_PARAMETERS,
   },
   {
     check: (query) => {

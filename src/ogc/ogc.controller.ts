@@ -101,9 +101,16 @@ export class OgcController {
   @ApiOperation({ summary: 'OGC API – Features: what a filter of the twins may name (JSON Schema)' })
   @ApiTenant()
   @ApiQueryParameters(OGC_QUERY)
-  @ApiResponse({ status: 200, description: 'The queryables.', content: { [SCHEMA_JSON]: QUERYABLES } })
+  @ApiResponse({
+    status: 200,
+    description: 'The queryables, as `application/schema+json` (Part 3); as `application/json` to a client whose `Accept` names JSON but not JSON Schema (GDAL 3.6 asks so).',
+    content: { [SCHEMA_JSON]: QUERYABLES, [JSON_MEDIA]: QUERYABLES },
+  })
   queryables(@Query(OGC_QUERY) _query: unknown, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
-    return this.json(reply, SCHEMA_JSON, this.ogc.queryables(this.base(request)));
+    const accept = request.headers.accept ?? '';
+    const type = accept.includes(JSON_MEDIA) && !accept.includes(SCHEMA_JSON) ? JSON_MEDIA : SCHEMA_JSON;
+    reply.header('vary', 'Accept');
+    return this.json(reply, type, this.ogc.queryables(this.base(request)));
   }
 
   @Get('collections/twins/items')

@@ -22,6 +22,7 @@ export const CONFORMANCE_CLASSES = [
   'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/filter',
   'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/features-filter',
   'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables',
+  'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables-query-parameters',
   'http://www.opengis.net/spec/cql2/1.0/conf/cql2-text',
   'http://www.opengis.net/spec/cql2/1.0/conf/cql2-json',
   'http://www.opengis.net/spec/cql2/1.0/conf/basic-cql2',

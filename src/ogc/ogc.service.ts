@@ -5,7 +5,8 @@ import { FeatureCollection } from '../common/json-api/envelope.js';
 import { CursorCodec } from '../common/json-api/cursor.js';
 import { connectionTwinId } from '../twins/twin-conditions.js';
 import { readFilter } from './cql2/filter.js';
-import { DEFAULT_LIMIT, type ItemsQuery } from './ogc-query.js';
+import { DEFAULT_LIMIT, queryableEqualities, type ItemsQuery } from './ogc-query.js';
+import type { Expression } from './cql2/cql2-ast.js';
 import { TWIN_QUERYABLES } from './ogc-queryables.js';
 import { OgcRepository, type ItemsPageRequest } from './ogc.repository.js';
 import { collections, conformance, landingPage, queryables, twinsCollection } from './ogc.resource.js';
@@ -53,10 +54,15 @@ export class OgcService {
       query;
     const filters = { is_public, is_personal, characteristics, organization, is_connection, is_supplier };
     const parsed = filter === undefined ? undefined : readFilter(filter, language ?? 'cql2-text', TWIN_QUERYABLES);
+    // The queryables given as parameters are comparisons ANDed with the filter.
+    const equalities = queryableEqualities(query);
+    const expressions: Expression[] = [...equalities, ...(parsed ? [parsed.expression] : [])];
+    const condition =
+      expressions.length === 0 ? undefined : { expression: expressions.length === 1 ? expressions[0] : { kind: 'and' as const, args: expressions }, options: parsed?.options ?? {} };
     const [direction, parameter, cursor] = page_before !== undefined ? (['before', 'page_before', page_before] as const) : (['after', 'page_after', page_after] as const);
     const position = cursor === undefined ? null : this.cursors.decode(CURSOR_SCOPE, parameter, cursor)[0];
     const request: ItemsPageRequest = { direction, position, size: limit ?? DEFAULT_LIMIT, properties };
-    const page = await this.ogc.items(tenant, { filters: { ...filters, actingTwinId: connectionTwinId(tenant, filters) }, bbox, datetime, filter: parsed }, request);
+    const page = await this.ogc.items(tenant, { filters: { ...filters, actingTwinId: connectionTwinId(tenant, filters) }, bbox, datetime, filter: condition }, request);
 
     // Reading forwards, `next` while more follow, `prev` when the page was read from a position (rows
     // were before it); backwards the other way round. An empty page read from a position links back to it.

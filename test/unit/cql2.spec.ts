@@ -199,9 +199,14 @@ describe('compiling to SQL', () => {
     expect(filterError(() => compile(text))).toMatch(message);
   });
 
-  it('reads a quoted instant compared with a timestamp as a timestamp in cql-text (GDAL 3.6)', () => {
-    expect(compile("modified >= '2026-01-01T00:00:00Z'", { lenientTimestamps: true })).toEqual({ sql: '(t.modified >= $1::timestamptz)', values: ['2026-01-01T00:00:00Z'] });
-    expect(compile("modified >= '2026-01-01'", { lenientTimestamps: true }).values).toEqual(['2026-01-01T00:00:00Z']);
+  it('reads literals as GDAL 3.6 writes them in cql-text: quoted instants, booleans as 0 and 1', () => {
+    expect(compile("modified >= '2026-01-01T00:00:00Z'", { lenientLiterals: true })).toEqual({ sql: '(t.modified >= $1::timestamptz)', values: ['2026-01-01T00:00:00Z'] });
+    expect(compile("modified >= '2026-01-01'", { lenientLiterals: true }).values).toEqual(['2026-01-01T00:00:00Z']);
+    // GDAL's fields hold booleans as integers: 0 and 1 are false and true there, and nowhere else.
+    expect(compile('personal = 1', { lenientLiterals: true })).toEqual({ sql: '(t.personal = $1::boolean)', values: [true] });
+    expect(compile('0 <> personal', { lenientLiterals: true })).toEqual({ sql: '($1::boolean <> t.personal)', values: [false] });
+    expect(filterError(() => compile('personal = 2', { lenientLiterals: true }))).toMatch(/Type mismatch/);
+    expect(filterError(() => compile('personal = 1'))).toMatch(/Type mismatch/);
   });
 
   it('binds no parameter it does not use (a type is found without binding)', () => {

@@ -29,10 +29,11 @@ export interface Queryable {
 
 export interface CompileOptions {
   /**
-   * A character literal compared with a timestamp queryable is read as a timestamp (when it is one).
-   * `filter-lang=cql-text`, what GDAL 3.6 sends, writes instants as plain strings.
+   * Literals as GDAL 3.6 writes them (`filter-lang=cql-text`): a character literal compared with a
+   * timestamp queryable is read as a timestamp (when it is one), and 0 or 1 compared with a boolean
+   * queryable as false or true (GDAL's fields hold booleans as integers).
    */
-  lenientTimestamps?: boolean;
+  lenientLiterals?: boolean;
 }
 
 interface Typed {
@@ -128,8 +129,8 @@ class Compiler {
 
   /** The operand whose type the others follow: a character literal takes its type from a typed peer. */
   private anchor(node: Operand, peers: readonly Operand[]): Typed {
-    if (node.kind !== 'string') return this.operand(node);
-    const peer = peers.find((other) => other.kind !== 'string');
+    if (node.kind !== 'string' && node.kind !== 'number') return this.operand(node);
+    const peer = peers.find((other) => other.kind !== 'string' && other.kind !== 'number') ?? peers.find((other) => other.kind !== 'string');
     return this.operand(node, peer ? this.typeOf(peer) : undefined);
   }
 
@@ -190,11 +191,12 @@ class Compiler {
           if (!isUuid(node.value)) throw new FilterError(`'${node.value}' is not a UUID (the value of a UUID queryable).`);
           return this.literal(node.value.toLowerCase(), 'uuid');
         }
-        if (peer === 'timestamp' && this.options.lenientTimestamps && (isInstant(node.value) || isDate(node.value))) {
+        if (peer === 'timestamp' && this.options.lenientLiterals && (isInstant(node.value) || isDate(node.value))) {
           return this.literal(isDate(node.value) ? `${node.value}T00:00:00Z` : node.value, 'timestamp');
         }
         return this.literal(node.value, 'string');
       case 'number':
+        if (peer === 'boolean' && this.options.lenientLiterals && (node.value === 0 || node.value === 1)) return this.literal(node.value === 1, 'boolean');
         return this.literal(node.value, 'number');
       case 'boolean':
         return this.literal(node.value, 'boolean');

@@ -16,15 +16,15 @@ export interface ParsedFilter {
 
 /**
  * Reads the `filter` parameter in its language. `cql-text` is the same grammar as `cql2-text` (GDAL 3.6
- * writes its basic subset: comparisons, LIKE, IS NULL, AND/OR/NOT), except that a character literal
- * compared with a timestamp queryable is read as a timestamp, as GDAL writes instants. Problems are 400s
+ * writes its basic subset: comparisons, LIKE, IS NULL, AND/OR/NOT), with literals read as GDAL writes
+ * them (CompileOptions.lenientLiterals: quoted instants, booleans as 0 and 1). Problems are 400s
  * naming `filter`: the grammar's, and the compiler's (unknown queryables, types), found here by compiling
  * the filter once before any statement is made of it.
  */
 export function readFilter(text: string, language: FilterLanguage, queryables: Readonly<Record<string, Queryable>>): ParsedFilter {
   try {
     const expression = language === 'cql2-json' ? parseCql2Json(text) : parseCql2Text(text);
-    const options = { lenientTimestamps: language === 'cql-text' };
+    const options = { lenientLiterals: language === 'cql-text' };
     compileFilter(expression, queryables, new SqlParams(), 't', options);
     return { expression, options };
   } catch (error) {
