@@ -175,4 +175,3 @@ export const ITEMS_QUERY = declareQuery(
   },
 );
 export type ItemsQuery = QueryOf<typeof ITEMS_QUERY.parameters>;
-export type OgcQuery = QueryOf<typeof OGC_QUERY.parameters>;

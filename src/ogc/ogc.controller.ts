@@ -71,7 +71,10 @@ export class OgcController {
   }
 
   @Get('conformance')
-  @ApiOperation({ summary: 'OGC API – Features: the conformance classes implemented' })
+  @ApiOperation({
+    summary: 'OGC API – Features: the conformance classes implemented',
+    description: 'Part 1 (Core, GeoJSON, OpenAPI 3.0), Part 3 (Filter, Features Filter, Queryables, Queryables as Query Parameters) and the CQL2 classes the filters implement; no others.',
+  })
   @ApiTenant()
   @ApiQueryParameters(OGC_QUERY)
   @ApiResponse({ status: 200, description: 'The conformance classes.', content: { [JSON_MEDIA]: CONFORMANCE } })
@@ -98,7 +101,10 @@ export class OgcController {
   }
 
   @Get('collections/twins/queryables')
-  @ApiOperation({ summary: 'OGC API – Features: what a filter of the twins may name (JSON Schema)' })
+  @ApiOperation({
+    summary: 'OGC API – Features: what a filter of the twins may name (JSON Schema)',
+    description: 'The scalar attributes of the list form, `organization` and `geometry`, with their types. Each but `geometry` is also a query parameter of the items (an equality).',
+  })
   @ApiTenant()
   @ApiQueryParameters(OGC_QUERY)
   @ApiResponse({

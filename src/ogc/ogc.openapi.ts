@@ -169,7 +169,13 @@ export const FEATURE_COLLECTION = {
 };
 
 export const API_DEFINITION = {
-  schema: { type: 'object', description: 'An OpenAPI 3.0 document.', required: ['openapi', 'info', 'paths'], additionalProperties: true } satisfies SchemaObject,
+  schema: {
+    type: 'object',
+    description: 'An OpenAPI 3.0 document.',
+    required: ['openapi', 'info', 'paths'],
+    properties: { openapi: { type: 'string', pattern: '^3\\.0\\.' }, info: { type: 'object', additionalProperties: true }, paths: { type: 'object', additionalProperties: true } },
+    additionalProperties: true,
+  } satisfies SchemaObject,
 };
 
 export const QUERYABLE_NAMES = Object.keys(TWIN_QUERYABLES).join(', ');

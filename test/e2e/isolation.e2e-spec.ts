@@ -28,6 +28,8 @@ const PARAMS: Record<string, (route: RouteInfo, victim: World) => string[]> = {
     // PATCH /my/twins/: another organization's twin is a 404 even when it is public.
     if (route.path.startsWith('/my/twins/')) return [v.twinId, v.siblingTwinId, v.publicTwinId];
     if (route.path.startsWith('/twins/')) return [v.twinId, v.siblingTwinId];
+    // An OGC API feature: the victim's private twins (its public one is every organization's).
+    if (route.path.startsWith('/ogc/collections/twins/items/')) return [v.twinId, v.siblingTwinId];
     if (route.path.startsWith('/webhooks/')) return [v.webhookId];
     if (route.path.startsWith('/geofences/')) return [v.geofenceId];
     throw new Error(`no isolation rule for :id on ${route.method} ${route.path}`);
@@ -248,6 +250,11 @@ describe('isolation matrix: every route, organization A against organization B a
         [`/twins/tiles/${TILE_OF_THE_WORLDS}.mvt?organization=${victim.organizationId}`, attacker.tenant.headers()],
         [`/twins/tiles/0/0/0.mvt?is_public=false`, attacker.tenant.headers()],
         [`/twins/tiles.json?organization=${victim.organizationId}`, attacker.tenant.headers()],
+        [`/ogc/collections/twins/items?organization=${victim.organizationId}&limit=10000`, attacker.tenant.headers()],
+        [`/ogc/collections/twins/items?limit=10000&filter=${encodeURIComponent(`organization = '${victim.organizationId}' OR S_INTERSECTS(geometry, POINT(13.4 52.5)) OR S_DWITHIN(geometry, POINT(13.4 52.5), 100000)`)}`, attacker.tenant.headers()],
+        [`/ogc/collections/twins/items?is_public=false&limit=10000&bbox=13,52,14,53`, attacker.tenant.headers()],
+        [`/ogc/collections/twins/items?is_connection=true&limit=10000`, attacker.tenant.headers({ twin: attacker.twinId })],
+        [`/ogc/collections`, attacker.tenant.headers()],
       ];
       const listRoute = { method: 'GET', path: '(filtered listing)', controller: '', handler: '', access: {} };
       for (const [url, headers] of lists) {

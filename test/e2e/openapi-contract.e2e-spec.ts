@@ -189,6 +189,17 @@ describe('the OpenAPI document is the truth', () => {
     });
 
     it('names the media types the service sends and takes', () => {
+      // The OGC API answers what GIS clients read: JSON, GeoJSON, JSON Schema and OpenAPI documents.
+      const OGC_MEDIA_TYPES: Record<string, string[]> = {
+        'GET /ogc': ['application/json'],
+        'GET /ogc/api': ['application/vnd.oai.openapi+json;version=3.0'],
+        'GET /ogc/conformance': ['application/json'],
+        'GET /ogc/collections': ['application/json'],
+        'GET /ogc/collections/twins': ['application/json'],
+        'GET /ogc/collections/twins/queryables': ['application/json', 'application/schema+json'],
+        'GET /ogc/collections/twins/items': ['application/geo+json'],
+        'GET /ogc/collections/twins/items/{id}': ['application/geo+json'],
+      };
       for (const { key, operation } of operations(doc)) {
         for (const [status, response] of Object.entries(operation.responses).filter(([status]) => status.startsWith('2'))) {
           const types = Object.keys(response.content ?? {}).sort();
@@ -213,7 +224,9 @@ describe('the OpenAPI document is the truth', () => {
                               ? [ATOMIC_MEDIA_TYPE]
                               : key === 'GET /twins/{id}/track'
                                 ? ['application/geo+json']
-                                : [JSON_API];
+                                : key.startsWith('GET /ogc')
+                                  ? OGC_MEDIA_TYPES[key]
+                                  : [JSON_API];
           expect({ key, status, types }).toEqual({ key, status, types: expected });
         }
         if (operation.requestBody) {

@@ -916,6 +916,180 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ogc": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OGC API – Features: the landing page
+         * @description Links to the API definition, the conformance classes and the collections (`rel`: `service-desc`, `conformance`, `data`).
+         */
+        get: operations["OgcController_landing"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ogc/api": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OGC API – Features: the API definition (OpenAPI 3.0)
+         * @description This service's OpenAPI document restricted to the `/ogc` routes, with their paths relative to the landing page (its `servers` entry).
+         */
+        get: operations["OgcController_api"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ogc/conformance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OGC API – Features: the conformance classes implemented
+         * @description Part 1 (Core, GeoJSON, OpenAPI 3.0), Part 3 (Filter, Features Filter, Queryables, Queryables as Query Parameters) and the CQL2 classes the filters implement; no others.
+         */
+        get: operations["OgcController_conformance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ogc/collections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OGC API – Features: the collections (one: `twins`)
+         * @description The `twins` collection, with the extent of the twins the caller sees.
+         */
+        get: operations["OgcController_collections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ogc/collections/twins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OGC API – Features: the `twins` collection
+         * @description Its extent is that of the twins with a location the caller sees.
+         */
+        get: operations["OgcController_collection"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ogc/collections/twins/queryables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OGC API – Features: what a filter of the twins may name (JSON Schema)
+         * @description The scalar attributes of the list form, `organization` and `geometry`, with their types. Each but `geometry` is also a query parameter of the items (an equality).
+         */
+        get: operations["OgcController_queryables"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ogc/collections/twins/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OGC API – Features: a page of the twins as GeoJSON features, filtered (CQL2)
+         * @description The twins with a location that the caller sees (the visibility rule of `GET /twins/`), as an `application/geo+json`
+         *     FeatureCollection at the top level, in `id` order, `limit` a page (default 100; more than 10000 is read as 10000).
+         *     Pages are keyset pages: follow the `next` / `prev` links (a deep page costs what the first does).
+         *
+         *     **Narrowing** (all combinable): `bbox` (CRS84; the twins in or on the box), `datetime` (on `modified`), the list filters of
+         *     `GET /twins/` (`is_public`, `is_supplier`, `is_personal`, `organization`, `characteristics`, `is_connection`), and `filter`.
+         *
+         *     **filter** (OGC API – Features Part 3): CQL2 over the queryables (geometry, created, modified, name, description, personal, place-id, provider, phone-number, address, city, state, website, organization), as `filter-lang=cql2-text` (the default),
+         *     `cql2-json`, or `cql-text` (what GDAL 3.6 sends; the same grammar). Comparisons (=, <>, <, >, <=, >=), `LIKE` (`%`, `_`, `\\` escapes),
+         *     `BETWEEN` (numbers, strings, timestamps), `IN`, `IS NULL`, `AND`/`OR`/`NOT`, `CASEI`, `TIMESTAMP('…')` and `DATE('…')` for
+         *     `created` and `modified`, and the spatial functions `S_INTERSECTS`, `S_WITHIN`, `S_CONTAINS`, `S_EQUALS`, `S_TOUCHES`,
+         *     `S_OVERLAPS`, `S_CROSSES`, `S_DISJOINT` over `geometry` and WKT (`POINT(2.35 48.85)`, `POLYGON((…))`, …, `BBOX(w,s,e,n)`) or
+         *     GeoJSON literals; and the extension `S_DWITHIN(geometry, <geometry>, <metres>)`, within a distance measured on the sphere.
+         *     Literals are bound as parameters; the spatial functions use the spatial index. An unknown queryable, a type mismatch, a
+         *     syntax error (with its position) is a 400 naming `filter`. A property named like a keyword is quoted: `"name"`.
+         */
+        get: operations["OgcController_items"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ogc/collections/twins/items/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OGC API – Features: one twin as a GeoJSON feature
+         * @description A twin the caller cannot see, or one without a location, is a 404.
+         */
+        get: operations["OgcController_item"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2610,6 +2784,156 @@ export interface components {
                 id: string;
                 attributes?: components["schemas"]["UpdateGeofenceAttributes"];
             };
+        };
+        OgcLink: {
+            /** Format: uri */
+            href: string;
+            rel: string;
+            type: string;
+            title?: string;
+        };
+        /** @description The landing page: links to the API definition (`service-desc`), the documentation, the conformance classes and the collections. */
+        OgcLandingPage: {
+            title: string;
+            description: string;
+            links: components["schemas"]["OgcLink"][];
+        };
+        /** @description The conformance classes implemented (OGC API – Features Parts 1 and 3, CQL2). */
+        OgcConformance: {
+            conformsTo: string[];
+        };
+        /** @description The `twins` collection: its extent is that of the twins with a location the caller sees (the whole world when there are none). */
+        OgcCollection: {
+            /** @enum {string} */
+            id: "twins";
+            title: string;
+            description: string;
+            /** @enum {string} */
+            itemType: "feature";
+            crs: string[];
+            /** Format: uri */
+            storageCrs: string;
+            extent: {
+                spatial: {
+                    bbox: number[][];
+                    crs: string;
+                };
+                /** @description The interval of the twins' `modified` (null ends when there are none). */
+                temporal: {
+                    interval: (string | null)[][];
+                    trs: string;
+                };
+            };
+            links: components["schemas"]["OgcLink"][];
+        };
+        OgcCollections: {
+            links: components["schemas"]["OgcLink"][];
+            collections: components["schemas"]["OgcCollection"][];
+        };
+        /** @description A JSON Schema (2019-09) of the queryables: the names a filter may use, with their types. */
+        OgcQueryables: {
+            $schema: string;
+            /** Format: uri */
+            $id: string;
+            /** @enum {string} */
+            type: "object";
+            title?: string;
+            description?: string;
+            properties: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            additionalProperties?: boolean;
+        };
+        /** @description A twin as a GeoJSON Feature: its location, and as properties the list form's attributes (`GET /twins/`) with `organization` (those `properties` names, when given). */
+        OgcTwinFeature: {
+            /** @enum {string} */
+            type: "Feature";
+            /** Format: uuid */
+            id: string;
+            /**
+             * @example {
+             *       "type": "Point",
+             *       "coordinates": [
+             *         2.3522,
+             *         48.8566
+             *       ]
+             *     }
+             */
+            geometry: {
+                /** @enum {string} */
+                type: "Point";
+                /** @description [longitude, latitude] in WGS 84 degrees. */
+                coordinates: number[];
+            };
+            properties: {
+                /**
+                 * Format: date-time
+                 * @example 2026-11-21T19:26:03.123456Z
+                 */
+                created?: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-21T19:26:03.123456Z
+                 */
+                modified?: string;
+                name?: string;
+                /** @description "" when none. */
+                description?: string;
+                /** @description A twin of a person. */
+                personal?: boolean;
+                /** @description Ids of connected twins. */
+                connections?: string[];
+                personality?: {
+                    /** Format: uuid */
+                    id: string;
+                    characteristics: string[];
+                    /** @description A non-empty list makes the twin a supplier (visible to everyone). */
+                    services: string[];
+                };
+                /** @description Free-form JSON object, returned as sent (member order aside). */
+                "meta-data"?: {
+                    [key: string]: unknown;
+                };
+                /** @description Id of an imported place; "" for other twins. */
+                "place-id"?: string;
+                /** @description The place provider (`google`, …); "" for other twins. */
+                provider?: string;
+                /** @description The stored Google-Places style object (`{}` when none). */
+                "opening-hours"?: {
+                    [key: string]: unknown;
+                };
+                /** @description "" when unknown. */
+                "phone-number"?: string;
+                /** @description "" when unknown. */
+                address?: string;
+                /** @description "" when unknown. */
+                city?: string;
+                /** @description "" when unknown. */
+                state?: string;
+                /** @description "" when unknown. */
+                website?: string;
+                /** @description What the place provider says (`{photos, reviews}` by default). */
+                "provider-info"?: {
+                    [key: string]: unknown;
+                };
+                /**
+                 * Format: uuid
+                 * @description The organization the twin belongs to.
+                 */
+                organization?: string;
+            };
+        };
+        /** @description A page of twins: `links` has `self`, `next` while more follow and `prev` on a page read from a position (their cursors are opaque); `numberReturned` counts the features (at most `limit`, 10000 at most); `timeStamp` is when the page was read. There is no `numberMatched` (no count is made: deep pages cost what the first does). */
+        OgcFeatureCollection: {
+            /** @enum {string} */
+            type: "FeatureCollection";
+            features: components["schemas"]["OgcTwinFeature"][];
+            numberReturned: number;
+            /** Format: date-time */
+            timeStamp: string;
+            links: components["schemas"]["OgcLink"][];
         };
     };
     responses: {
@@ -8750,6 +9074,1184 @@ export interface operations {
                 };
             };
             /** @description `not_found`: no geofence of the `X-Organization` organization has this id (other organizations' included), or a page past the last one. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    OgcController_landing: {
+        parameters: {
+            query?: {
+                /** @description The encoding; JSON (GeoJSON for features) is the only one, and the default. */
+                f?: "json" | "geojson";
+            };
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The landing page. */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "title": "Digital twins",
+                     *       "description": "The twins the caller sees, as OGC API – Features (Part 1 Core, GeoJSON, OpenAPI 3.0; Part 3 Filtering with CQL2).",
+                     *       "links": [
+                     *         {
+                     *           "href": "https://api.example.com/ogc",
+                     *           "rel": "self",
+                     *           "type": "application/json",
+                     *           "title": "This document"
+                     *         },
+                     *         {
+                     *           "href": "https://api.example.com/ogc/api",
+                     *           "rel": "service-desc",
+                     *           "type": "application/vnd.oai.openapi+json;version=3.0",
+                     *           "title": "The API definition (OpenAPI 3.0)"
+                     *         },
+                     *         {
+                     *           "href": "https://api.example.com/docs",
+                     *           "rel": "service-doc",
+                     *           "type": "text/html",
+                     *           "title": "The service's documentation"
+                     *         },
+                     *         {
+                     *           "href": "https://api.example.com/ogc/conformance",
+                     *           "rel": "conformance",
+                     *           "type": "application/json",
+                     *           "title": "The conformance classes implemented"
+                     *         },
+                     *         {
+                     *           "href": "https://api.example.com/ogc/collections",
+                     *           "rel": "data",
+                     *           "type": "application/json",
+                     *           "title": "The collections"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OgcLandingPage"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    OgcController_api: {
+        parameters: {
+            query?: {
+                /** @description The encoding; JSON (GeoJSON for features) is the only one, and the default. */
+                f?: "json" | "geojson";
+            };
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An OpenAPI 3.0 document. */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.oai.openapi+json;version=3.0": {
+                        openapi: string;
+                        info: {
+                            [key: string]: unknown;
+                        };
+                        paths: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    OgcController_conformance: {
+        parameters: {
+            query?: {
+                /** @description The encoding; JSON (GeoJSON for features) is the only one, and the default. */
+                f?: "json" | "geojson";
+            };
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conformance classes. */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "conformsTo": [
+                     *         "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core",
+                     *         "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
+                     *         "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/oas30",
+                     *         "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/filter",
+                     *         "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/features-filter",
+                     *         "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables",
+                     *         "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables-query-parameters",
+                     *         "http://www.opengis.net/spec/cql2/1.0/conf/cql2-text",
+                     *         "http://www.opengis.net/spec/cql2/1.0/conf/cql2-json",
+                     *         "http://www.opengis.net/spec/cql2/1.0/conf/basic-cql2",
+                     *         "http://www.opengis.net/spec/cql2/1.0/conf/advanced-comparison-operators",
+                     *         "http://www.opengis.net/spec/cql2/1.0/conf/case-insensitive-comparison",
+                     *         "http://www.opengis.net/spec/cql2/1.0/conf/basic-spatial-functions",
+                     *         "http://www.opengis.net/spec/cql2/1.0/conf/basic-spatial-functions-plus",
+                     *         "http://www.opengis.net/spec/cql2/1.0/conf/spatial-functions"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OgcConformance"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    OgcController_collections: {
+        parameters: {
+            query?: {
+                /** @description The encoding; JSON (GeoJSON for features) is the only one, and the default. */
+                f?: "json" | "geojson";
+            };
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collections. */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "links": [
+                     *         {
+                     *           "href": "https://api.example.com/ogc/collections",
+                     *           "rel": "self",
+                     *           "type": "application/json",
+                     *           "title": "The collections"
+                     *         }
+                     *       ],
+                     *       "collections": [
+                     *         {
+                     *           "id": "twins",
+                     *           "title": "Twins",
+                     *           "description": "The twins with a location that the caller sees (public twins, supplier twins, and every twin of its organization).",
+                     *           "itemType": "feature",
+                     *           "crs": [
+                     *             "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
+                     *           ],
+                     *           "storageCrs": "http://www.opengis.net/def/crs/OGC/1.3/CRS84",
+                     *           "extent": {
+                     *             "spatial": {
+                     *               "bbox": [
+                     *                 [
+                     *                   2.2241,
+                     *                   48.8156,
+                     *                   2.4699,
+                     *                   48.9021
+                     *                 ]
+                     *               ],
+                     *               "crs": "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
+                     *             },
+                     *             "temporal": {
+                     *               "interval": [
+                     *                 [
+                     *                   "2026-01-04T08:12:44.041236Z",
+                     *                   "2026-11-21T19:26:03.123456Z"
+                     *                 ]
+                     *               ],
+                     *               "trs": "http://www.opengis.net/def/uom/ISO-8601/0/Gregorian"
+                     *             }
+                     *           },
+                     *           "links": [
+                     *             {
+                     *               "href": "https://api.example.com/ogc/collections/twins",
+                     *               "rel": "self",
+                     *               "type": "application/json",
+                     *               "title": "This collection"
+                     *             },
+                     *             {
+                     *               "href": "https://api.example.com/ogc/collections/twins/items",
+                     *               "rel": "items",
+                     *               "type": "application/geo+json",
+                     *               "title": "The twins as GeoJSON features"
+                     *             },
+                     *             {
+                     *               "href": "https://api.example.com/ogc/collections/twins/queryables",
+                     *               "rel": "http://www.opengis.net/def/rel/ogc/1.0/queryables",
+                     *               "type": "application/schema+json",
+                     *               "title": "What filters may name"
+                     *             },
+                     *             {
+                     *               "href": "https://api.example.com/ogc/collections/twins/queryables",
+                     *               "rel": "queryables",
+                     *               "type": "application/schema+json",
+                     *               "title": "What filters may name"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OgcCollections"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    OgcController_collection: {
+        parameters: {
+            query?: {
+                /** @description The encoding; JSON (GeoJSON for features) is the only one, and the default. */
+                f?: "json" | "geojson";
+            };
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collection. */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "twins",
+                     *       "title": "Twins",
+                     *       "description": "The twins with a location that the caller sees (public twins, supplier twins, and every twin of its organization).",
+                     *       "itemType": "feature",
+                     *       "crs": [
+                     *         "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
+                     *       ],
+                     *       "storageCrs": "http://www.opengis.net/def/crs/OGC/1.3/CRS84",
+                     *       "extent": {
+                     *         "spatial": {
+                     *           "bbox": [
+                     *             [
+                     *               2.2241,
+                     *               48.8156,
+                     *               2.4699,
+                     *               48.9021
+                     *             ]
+                     *           ],
+                     *           "crs": "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
+                     *         },
+                     *         "temporal": {
+                     *           "interval": [
+                     *             [
+                     *               "2026-01-04T08:12:44.041236Z",
+                     *               "2026-11-21T19:26:03.123456Z"
+                     *             ]
+                     *           ],
+                     *           "trs": "http://www.opengis.net/def/uom/ISO-8601/0/Gregorian"
+                     *         }
+                     *       },
+                     *       "links": [
+                     *         {
+                     *           "href": "https://api.example.com/ogc/collections/twins",
+                     *           "rel": "self",
+                     *           "type": "application/json",
+                     *           "title": "This collection"
+                     *         },
+                     *         {
+                     *           "href": "https://api.example.com/ogc/collections/twins/items",
+                     *           "rel": "items",
+                     *           "type": "application/geo+json",
+                     *           "title": "The twins as GeoJSON features"
+                     *         },
+                     *         {
+                     *           "href": "https://api.example.com/ogc/collections/twins/queryables",
+                     *           "rel": "http://www.opengis.net/def/rel/ogc/1.0/queryables",
+                     *           "type": "application/schema+json",
+                     *           "title": "What filters may name"
+                     *         },
+                     *         {
+                     *           "href": "https://api.example.com/ogc/collections/twins/queryables",
+                     *           "rel": "queryables",
+                     *           "type": "application/schema+json",
+                     *           "title": "What filters may name"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OgcCollection"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    OgcController_queryables: {
+        parameters: {
+            query?: {
+                /** @description The encoding; JSON (GeoJSON for features) is the only one, and the default. */
+                f?: "json" | "geojson";
+            };
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The queryables, as `application/schema+json` (Part 3); as `application/json` to a client whose `Accept` names JSON but not JSON Schema (GDAL 3.6 asks so). */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "$schema": "https://json-schema.org/draft/2019-09/schema",
+                     *       "$id": "https://api.example.com/ogc/collections/twins/queryables",
+                     *       "type": "object",
+                     *       "title": "Twins",
+                     *       "description": "What a CQL2 filter of the twins collection may name.",
+                     *       "properties": {
+                     *         "geometry": {
+                     *           "title": "geometry",
+                     *           "format": "geometry-point",
+                     *           "x-ogc-role": "primary-geometry",
+                     *           "description": "The twin's location (a Point, CRS84)."
+                     *         },
+                     *         "created": {
+                     *           "title": "created",
+                     *           "type": "string",
+                     *           "format": "date-time",
+                     *           "description": "When the twin was created."
+                     *         },
+                     *         "modified": {
+                     *           "title": "modified",
+                     *           "type": "string",
+                     *           "format": "date-time",
+                     *           "description": "When the twin last changed (what `datetime` filters on)."
+                     *         },
+                     *         "name": {
+                     *           "title": "name",
+                     *           "type": "string",
+                     *           "description": "Name."
+                     *         },
+                     *         "description": {
+                     *           "title": "description",
+                     *           "type": "string",
+                     *           "description": "Description."
+                     *         },
+                     *         "personal": {
+                     *           "title": "personal",
+                     *           "type": "boolean",
+                     *           "description": "A personal twin."
+                     *         },
+                     *         "place-id": {
+                     *           "title": "place-id",
+                     *           "type": "string",
+                     *           "description": "The imported place's id; \"\" for other twins."
+                     *         },
+                     *         "provider": {
+                     *           "title": "provider",
+                     *           "type": "string",
+                     *           "description": "The provider of an imported place."
+                     *         },
+                     *         "phone-number": {
+                     *           "title": "phone-number",
+                     *           "type": "string",
+                     *           "description": "Phone number."
+                     *         },
+                     *         "address": {
+                     *           "title": "address",
+                     *           "type": "string",
+                     *           "description": "Address."
+                     *         },
+                     *         "city": {
+                     *           "title": "city",
+                     *           "type": "string",
+                     *           "description": "City."
+                     *         },
+                     *         "state": {
+                     *           "title": "state",
+                     *           "type": "string",
+                     *           "description": "State or region."
+                     *         },
+                     *         "website": {
+                     *           "title": "website",
+                     *           "type": "string",
+                     *           "description": "Website."
+                     *         },
+                     *         "organization": {
+                     *           "title": "organization",
+                     *           "type": "string",
+                     *           "format": "uuid",
+                     *           "description": "The organization the twin belongs to."
+                     *         }
+                     *       },
+                     *       "additionalProperties": false
+                     *     }
+                     */
+                    "application/schema+json": components["schemas"]["OgcQueryables"];
+                    /**
+                     * @example {
+                     *       "$schema": "https://json-schema.org/draft/2019-09/schema",
+                     *       "$id": "https://api.example.com/ogc/collections/twins/queryables",
+                     *       "type": "object",
+                     *       "title": "Twins",
+                     *       "description": "What a CQL2 filter of the twins collection may name.",
+                     *       "properties": {
+                     *         "geometry": {
+                     *           "title": "geometry",
+                     *           "format": "geometry-point",
+                     *           "x-ogc-role": "primary-geometry",
+                     *           "description": "The twin's location (a Point, CRS84)."
+                     *         },
+                     *         "created": {
+                     *           "title": "created",
+                     *           "type": "string",
+                     *           "format": "date-time",
+                     *           "description": "When the twin was created."
+                     *         },
+                     *         "modified": {
+                     *           "title": "modified",
+                     *           "type": "string",
+                     *           "format": "date-time",
+                     *           "description": "When the twin last changed (what `datetime` filters on)."
+                     *         },
+                     *         "name": {
+                     *           "title": "name",
+                     *           "type": "string",
+                     *           "description": "Name."
+                     *         },
+                     *         "description": {
+                     *           "title": "description",
+                     *           "type": "string",
+                     *           "description": "Description."
+                     *         },
+                     *         "personal": {
+                     *           "title": "personal",
+                     *           "type": "boolean",
+                     *           "description": "A personal twin."
+                     *         },
+                     *         "place-id": {
+                     *           "title": "place-id",
+                     *           "type": "string",
+                     *           "description": "The imported place's id; \"\" for other twins."
+                     *         },
+                     *         "provider": {
+                     *           "title": "provider",
+                     *           "type": "string",
+                     *           "description": "The provider of an imported place."
+                     *         },
+                     *         "phone-number": {
+                     *           "title": "phone-number",
+                     *           "type": "string",
+                     *           "description": "Phone number."
+                     *         },
+                     *         "address": {
+                     *           "title": "address",
+                     *           "type": "string",
+                     *           "description": "Address."
+                     *         },
+                     *         "city": {
+                     *           "title": "city",
+                     *           "type": "string",
+                     *           "description": "City."
+                     *         },
+                     *         "state": {
+                     *           "title": "state",
+                     *           "type": "string",
+                     *           "description": "State or region."
+                     *         },
+                     *         "website": {
+                     *           "title": "website",
+                     *           "type": "string",
+                     *           "description": "Website."
+                     *         },
+                     *         "organization": {
+                     *           "title": "organization",
+                     *           "type": "string",
+                     *           "format": "uuid",
+                     *           "description": "The organization the twin belongs to."
+                     *         }
+                     *       },
+                     *       "additionalProperties": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OgcQueryables"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    OgcController_items: {
+        parameters: {
+            query?: {
+                /** @description minLon,minLat,maxLon,maxLat in CRS84 degrees (6 numbers: with heights, ignored); minLon > maxLon crosses the antimeridian. */
+                bbox?: string;
+                /** @description On `modified`: an instant, a date (that UTC day), or an interval `start/end` of them (`..` or empty: open), both ends included. */
+                datetime?: string;
+                /** @description Features per page: default 100; more than 10000 is read as 10000. */
+                limit?: number;
+                /** @description A CQL2 filter over the queryables (`/ogc/collections/twins/queryables`), in the language `filter-lang` names. */
+                filter?: string;
+                /** @description The language of `filter`: `cql2-text` (the default), `cql2-json`, or `cql-text` (the pre-CQL2 name GDAL 3.6 sends: the same grammar, reading literals as GDAL writes them: a quoted instant compared with a timestamp queryable is a timestamp, 0 and 1 compared with a boolean one are false and true). */
+                "filter-lang"?: "cql2-text" | "cql2-json" | "cql-text";
+                /** @description The CRS of the filter's geometries: CRS84 (longitude, latitude), the only one. */
+                "filter-crs"?: "http://www.opengis.net/def/crs/OGC/1.3/CRS84";
+                /** @description Comma-separated: the properties each feature shows (all when absent, none when empty). */
+                properties?: string;
+                /** @description The page after a position: the cursor of a `next` link. */
+                page_after?: string;
+                /** @description The page before a position: the cursor of a `prev` link. */
+                page_before?: string;
+                /** @description The encoding; JSON (GeoJSON for features) is the only one, and the default. */
+                f?: "json" | "geojson";
+                /** @description Only public twins (false: only non-public). */
+                is_public?: boolean;
+                /** @description Only twins created by the calling account (false: the others). */
+                is_personal?: boolean;
+                /** @description Comma-separated; twins having all of them. */
+                characteristics?: string;
+                /** @description Only twins of this organization (that the caller can see). */
+                organization?: string;
+                /** @description Only twins in the `connections` of the `X-Twin` twin (false: the others). */
+                is_connection?: boolean;
+                /** @description Only twins with a non-empty `personality.services` (false: the others). */
+                is_supplier?: boolean;
+                /** @description Only twins whose `created` is this value (the queryable as a query parameter). */
+                created?: string;
+                /** @description Only twins whose `modified` is this value (the queryable as a query parameter). */
+                modified?: string;
+                /** @description Only twins whose `name` is this value (the queryable as a query parameter). */
+                name?: string;
+                /** @description Only twins whose `description` is this value (the queryable as a query parameter). */
+                description?: string;
+                /** @description Only twins whose `personal` is this value (the queryable as a query parameter). */
+                personal?: boolean;
+                /** @description Only twins whose `place-id` is this value (the queryable as a query parameter). */
+                "place-id"?: string;
+                /** @description Only twins whose `provider` is this value (the queryable as a query parameter). */
+                provider?: string;
+                /** @description Only twins whose `phone-number` is this value (the queryable as a query parameter). */
+                "phone-number"?: string;
+                /** @description Only twins whose `address` is this value (the queryable as a query parameter). */
+                address?: string;
+                /** @description Only twins whose `city` is this value (the queryable as a query parameter). */
+                city?: string;
+                /** @description Only twins whose `state` is this value (the queryable as a query parameter). */
+                state?: string;
+                /** @description Only twins whose `website` is this value (the queryable as a query parameter). */
+                website?: string;
+            };
+            header?: {
+                /** @description The acting twin; needed by `is_connection`. */
+                "X-Twin"?: string;
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A FeatureCollection. */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "FeatureCollection",
+                     *       "features": [
+                     *         {
+                     *           "type": "Feature",
+                     *           "id": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *           "geometry": {
+                     *             "type": "Point",
+                     *             "coordinates": [
+                     *               2.3522,
+                     *               48.8566
+                     *             ]
+                     *           },
+                     *           "properties": {
+                     *             "created": "2026-11-21T19:26:03.123456Z",
+                     *             "modified": "2026-11-21T19:26:03.123456Z",
+                     *             "name": "River walks",
+                     *             "description": "Guided city walks along the river.",
+                     *             "personal": false,
+                     *             "connections": [],
+                     *             "personality": {
+                     *               "id": "a3bb189e-8bf9-4888-9912-ace4e6543002",
+                     *               "characteristics": [
+                     *                 "outdoors",
+                     *                 "history"
+                     *               ],
+                     *               "services": [
+                     *                 "guided tours"
+                     *               ]
+                     *             },
+                     *             "meta-data": {
+                     *               "category": "tours"
+                     *             },
+                     *             "place-id": "ChIJD7fiBh9u5kcRYJSMaMOCCwQ",
+                     *             "provider": "google",
+                     *             "opening-hours": {
+                     *               "open_now": true,
+                     *               "weekday_text": [
+                     *                 "Monday: 9:00 AM – 5:00 PM"
+                     *               ]
+                     *             },
+                     *             "phone-number": "+33 1 23 45 67 89",
+                     *             "address": "1 Quai de la Tournelle",
+                     *             "city": "Paris",
+                     *             "state": "Île-de-France",
+                     *             "website": "https://example.com",
+                     *             "provider-info": {
+                     *               "photos": [],
+                     *               "reviews": []
+                     *             },
+                     *             "organization": "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "numberReturned": 1,
+                     *       "timeStamp": "2026-11-21T19:26:03.123000Z",
+                     *       "links": [
+                     *         {
+                     *           "href": "https://api.example.com/ogc/collections/twins/items?bbox=2.2,48.8,2.5,48.9&limit=1",
+                     *           "rel": "self",
+                     *           "type": "application/geo+json"
+                     *         },
+                     *         {
+                     *           "href": "https://api.example.com/ogc/collections/twins/items?bbox=2.2,48.8,2.5,48.9&limit=1&page_after=WyJvZ2MtdHdpbnM6aWQiLFsiMGY4ZmFkNWIiXV0.q1w2e3r4t5y6u7i8o9p0aa",
+                     *           "rel": "next",
+                     *           "type": "application/geo+json"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/geo+json": components["schemas"]["OgcFeatureCollection"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description `invalid_parameter` (`source.parameter`): a malformed `bbox`, `datetime`, `limit`, `properties` or cursor, an unknown parameter, or a `filter` that does not parse (its position), names an unknown queryable, or compares values of different types (`source.parameter` is `filter`); `invalid_header`: a tenant header.
+             *
+             *     `invalid_header`: `X-Organization` or a given `X-Twin` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of, or an `X-Twin` outside that organization (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    OgcController_item: {
+        parameters: {
+            query?: {
+                /** @description The encoding; JSON (GeoJSON for features) is the only one, and the default. */
+                f?: "json" | "geojson";
+            };
+            header?: {
+                /** @description ETags of earlier answers (or `*`): a match is a 304. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description A UUID; anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The feature. */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "Feature",
+                     *       "id": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "geometry": {
+                     *         "type": "Point",
+                     *         "coordinates": [
+                     *           2.3522,
+                     *           48.8566
+                     *         ]
+                     *       },
+                     *       "properties": {
+                     *         "created": "2026-11-21T19:26:03.123456Z",
+                     *         "modified": "2026-11-21T19:26:03.123456Z",
+                     *         "name": "River walks",
+                     *         "description": "Guided city walks along the river.",
+                     *         "personal": false,
+                     *         "connections": [],
+                     *         "personality": {
+                     *           "id": "a3bb189e-8bf9-4888-9912-ace4e6543002",
+                     *           "characteristics": [
+                     *             "outdoors",
+                     *             "history"
+                     *           ],
+                     *           "services": [
+                     *             "guided tours"
+                     *           ]
+                     *         },
+                     *         "meta-data": {
+                     *           "category": "tours"
+                     *         },
+                     *         "place-id": "ChIJD7fiBh9u5kcRYJSMaMOCCwQ",
+                     *         "provider": "google",
+                     *         "opening-hours": {
+                     *           "open_now": true,
+                     *           "weekday_text": [
+                     *             "Monday: 9:00 AM – 5:00 PM"
+                     *           ]
+                     *         },
+                     *         "phone-number": "+33 1 23 45 67 89",
+                     *         "address": "1 Quai de la Tournelle",
+                     *         "city": "Paris",
+                     *         "state": "Île-de-France",
+                     *         "website": "https://example.com",
+                     *         "provider-info": {
+                     *           "photos": [],
+                     *           "reviews": []
+                     *         },
+                     *         "organization": "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+                     *       }
+                     *     }
+                     */
+                    "application/geo+json": components["schemas"]["OgcTwinFeature"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current `ETag` (no body). */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of this answer (its resource's version, or a hash of the body); a compressed answer's names its coding (`"…;br"`). */
+                    ETag?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_header`: `X-Organization` missing or not a UUID (`source.header`); `invalid_parameter`: an unknown, repeated or malformed query parameter (`source.parameter`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_authenticated`: missing, malformed, unknown, revoked or expired token. */
+            401: {
+                headers: {
+                    /** @description Always `Token`. */
+                    "WWW-Authenticate"?: "Token";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `forbidden`: an `X-Organization` the account is not a member of (`source.header`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description `not_found`: no such resource visible to the caller (a path id that is not a UUID included), or a page past the last one. */
             404: {
                 headers: {
                     [name: string]: unknown;
