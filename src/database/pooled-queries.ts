@@ -17,6 +17,14 @@ export interface PooledQueryOptions {
   liveness?: DatabaseLiveness;
 }
 
+const ONE_OFF = '/* one-off */ ';
+
+/**
+ * A statement whose text the client shapes (a compiled CQL2 filter of the OGC API: unboundedly many
+ * texts) runs unnamed: planned each time, and never taking one of the names the service's own texts need.
+ */
+export const oneOffSql = (text: string): string => `${ONE_OFF}${text}`;
+
 /** How many distinct SQL texts get a prepared statement; beyond that they run unnamed (PostgreSQL keeps each per connection). */
 export const MAX_PREPARED_STATEMENTS = 500;
 const statementNames = new Map<string, string>();
@@ -27,6 +35,7 @@ const statementNames = new Map<string, string>();
  * compiled filter, a query builder's output). undefined once MAX_PREPARED_STATEMENTS texts are named.
  */
 export function statementName(text: string): string | undefined {
+  if (text.startsWith(ONE_OFF)) return undefined;
   let name = statementNames.get(text);
   if (name === undefined && statementNames.size < MAX_PREPARED_STATEMENTS) {
     name = `s_${createHash('sha256').update(text).digest('base64url').slice(0, 24)}`;

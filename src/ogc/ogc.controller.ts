@@ -66,7 +66,11 @@ export class OgcController {
     this.document ??= this.adapter.httpAdapter
       .getInstance<FastifyInstance>()
       .inject({ method: 'GET', url: '/docs-json' })
-      .then((answer) => answer.json<OpenAPIObject>());
+      .then((answer) => answer.json<OpenAPIObject>())
+      .catch((error: unknown) => {
+        this.document = undefined;
+        throw error;
+      });
     return this.json(reply, OPENAPI_JSON, ogcApiDefinition(await this.document, this.base(request)));
   }
 

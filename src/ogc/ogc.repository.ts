@@ -3,6 +3,7 @@ import type { Tenant } from '../common/auth/tenant.js';
 import { joinJsonParts, jsonArrayPartsSql } from '../database/json-parts.js';
 import { rowShape, typed } from '../database/row-shape.js';
 import { twins } from '../database/schema/index.js';
+import { oneOffSql } from '../database/pooled-queries.js';
 import { Sql } from '../database/sql.js';
 import { SqlParams, unplannedValue } from '../database/sql-params.js';
 import { SqlTexts } from '../database/sql-texts.js';
@@ -98,8 +99,9 @@ export class OgcRepository {
        SELECT c.rows, c.first, c.last, f.part, f.g::int AS g
          FROM (SELECT (SELECT count(*) FROM page)::int AS rows, (SELECT min(k.id::text) FROM kept k) AS first, (SELECT max(k.id::text) FROM kept k) AS last) c
          LEFT JOIN LATERAL (${jsonArrayPartsSql(item, 'kept t', perPart)}) f ON true`;
-    // A map tolerates a replica's lag (DATABASE_REPLICA_URLS), as the geo listing does.
-    const rows = await this.sql.replicaRows(PAGE_PARTS, sql, p.values);
+    // A map tolerates a replica's lag (DATABASE_REPLICA_URLS), as the geo listing does. A CQL2 filter's
+    // text is the client's shape: it is not kept as a prepared statement.
+    const rows = await this.sql.replicaRows(PAGE_PARTS, filter.filter ? oneOffSql(sql) : sql, p.values);
     const count = Math.min(rows[0].rows, page.size);
     return { features: joinJsonParts(rows), count, first: rows[0].first, last: rows[0].last, more: rows[0].rows > page.size };
   }

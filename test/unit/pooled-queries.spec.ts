@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { DataSource } from 'typeorm';
 import { QueryFailedError } from 'typeorm';
-import { installPooledQueries, READ_TIMEOUT_MESSAGE, statementName } from '../../src/database/pooled-queries';
+import { installPooledQueries, oneOffSql, READ_TIMEOUT_MESSAGE, statementName } from '../../src/database/pooled-queries';
 
 type Callback = (error: Error | null, result?: unknown) => void;
 
@@ -164,5 +164,10 @@ describe('statementName', () => {
     expect(statementName('SELECT 1 WHERE $1')).toBe(a);
     expect(statementName('SELECT 2 WHERE $1')).not.toBe(a);
     expect(a).toMatch(/^s_[A-Za-z0-9_-]{24}$/);
+  });
+
+  it('names no one-off text (a client-shaped filter): those run unnamed, taking no name', () => {
+    expect(statementName(oneOffSql('SELECT 3 WHERE $1'))).toBeUndefined();
+    expect(statementName(oneOffSql('SELECT 3 WHERE $1'))).toBeUndefined();
   });
 });
