@@ -46,7 +46,8 @@ export const CONFORMANCE = {
 
 const COLLECTION = component('OgcCollection', {
   type: 'object',
-  description: 'The `twins` collection: its extent is that of the twins with a location the caller sees (the whole world when there are none).',
+  description:
+    'The `twins` collection: its extent is that of the twins with a location the caller sees (the whole world when there are none), read at most once a minute (it scans them).',
   required: ['id', 'title', 'description', 'itemType', 'crs', 'storageCrs', 'extent', 'links'],
   properties: {
     id: { type: 'string', enum: ['twins'] },

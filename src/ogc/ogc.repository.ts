@@ -9,7 +9,7 @@ import { SqlParams, unplannedValue } from '../database/sql-params.js';
 import { SqlTexts } from '../database/sql-texts.js';
 import { isoTimestampSql } from '../database/timestamps.js';
 import { twinFilterConditions, type TwinFilterValues } from '../twins/twin-conditions.js';
-import { visibleTwinSql } from '../twins/twin-visibility.js';
+import { sharedTwinSql, visibleTwinSql } from '../twins/twin-visibility.js';
 import type { Expression } from './cql2/cql2-ast.js';
 import { compileFilter, type CompileOptions } from './cql2/cql2-sql.js';
 import type { Box, ModifiedRange } from './ogc-query.js';
@@ -116,15 +116,27 @@ export class OgcRepository {
     return row?.feature;
   }
 
-  /** The bounding box of the visible located twins and the interval of their `modified`, in one scan. */
-  async extent(tenant: Tenant): Promise<TwinsExtent> {
+  /**
+   * The bounding box of the located twins every organization sees (public or supplier) and the interval
+   * of their `modified`: one scan of them all (seconds at a million twins), the same for every caller.
+   */
+  async sharedExtent(): Promise<TwinsExtent> {
+    return this.extentOf(`${sharedTwinSql('t')}`, []);
+  }
+
+  /** The same of the caller's organization's other located twins (the rest of what it sees), from its index. */
+  async ownExtent(tenant: Tenant): Promise<TwinsExtent> {
+    return this.extentOf(`t.organization_id = $1::uuid AND NOT ${sharedTwinSql('t')}`, [tenant.organization.id]);
+  }
+
+  private async extentOf(condition: string, values: unknown[]): Promise<TwinsExtent> {
     const row = await this.sql.replicaOne(
       EXTENT,
       `SELECT ST_XMin(e.box) AS west, ST_YMin(e.box) AS south, ST_XMax(e.box) AS east, ST_YMax(e.box) AS north,
               ${isoTimestampSql('e.first')} AS first, ${isoTimestampSql('e.latest')} AS latest
          FROM (SELECT ST_Extent(t.location)::box2d AS box, min(t.modified) AS first, max(t.modified) AS latest
-                 FROM twins t WHERE t.location IS NOT NULL AND ${visibleTwinSql('t', '$1::uuid')}) e`,
-      [tenant.organization.id],
+                 FROM twins t WHERE t.location IS NOT NULL AND ${condition}) e`,
+      values,
     );
     const bbox = row.west === null ? null : ([row.west, row.south, row.east, row.north] as [number, number, number, number]);
     return { bbox, interval: [row.first, row.latest] };

@@ -67,6 +67,15 @@ export interface TwinsExtent {
   interval: [string | null, string | null];
 }
 
+/** The extent of both: the box around both boxes, the interval from the earlier start to the later end. */
+export function unionExtent(a: TwinsExtent, b: TwinsExtent): TwinsExtent {
+  const bbox: TwinsExtent['bbox'] =
+    a.bbox && b.bbox ? [Math.min(a.bbox[0], b.bbox[0]), Math.min(a.bbox[1], b.bbox[1]), Math.max(a.bbox[2], b.bbox[2]), Math.max(a.bbox[3], b.bbox[3])] : (a.bbox ?? b.bbox);
+  // Timestamps of one fixed form (microseconds, UTC) compare as text.
+  const pick = (x: string | null, y: string | null, earlier: boolean) => (x === null ? y : y === null ? x : (x < y) === earlier ? x : y);
+  return { bbox, interval: [pick(a.interval[0], b.interval[0], true), pick(a.interval[1], b.interval[1], false)] };
+}
+
 /** The `twins` collection (`GET /ogc/collections/twins`, and the one entry of `GET /ogc/collections`). */
 export function twinsCollection(base: string, extent: TwinsExtent) {
   const self = `${base}/collections/${COLLECTION_ID}`;

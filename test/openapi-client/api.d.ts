@@ -2802,7 +2802,7 @@ export interface components {
         OgcConformance: {
             conformsTo: string[];
         };
-        /** @description The `twins` collection: its extent is that of the twins with a location the caller sees (the whole world when there are none). */
+        /** @description The `twins` collection: its extent is that of the twins with a location the caller sees (the whole world when there are none), read at most once a minute (it scans them). */
         OgcCollection: {
             /** @enum {string} */
             id: "twins";
