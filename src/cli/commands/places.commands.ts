@@ -5,6 +5,7 @@ import { EventBus } from '../../events/event-bus.js';
 import { writePlacesFile } from '../../places/place-generator.js';
 import { PlaceImporter } from '../../places/place-importer.js';
 import { CliCommand, CliUsageError, requireString, uuidOption } from '../cli-command.js';
+import type { Progress } from '../progress.js';
 
 const positiveInteger = (value: unknown, name: string): number => {
   const number = Number(value);
@@ -73,8 +74,9 @@ export const importPlacesCommand: CliCommand = {
     }
     let skippedPrinted = 0;
     const importer = new PlaceImporter(context.app!.get(Sql), context.app!.get(EventBus).channel);
-    // The file is read as a stream of bytes: progress in megabytes of it, with features counted beside.
-    const progress = context.progress({ label: 'importing', total: Math.max(1, Math.round(total / MB)), unit: 'MB' });
+    // The file is read as a stream of bytes: progress in megabytes of it, with features counted beside. The bar
+    // starts with the first progress, so an import refused at once (no such organization) is one line.
+    let progress: Progress | undefined;
     let summary;
     try {
       summary = await importer.importFile(organization, file, {
@@ -83,11 +85,13 @@ export const importPlacesCommand: CliCommand = {
         onSkip: ({ index, reason }) => {
           if (skippedPrinted++ < 1000) context.warn(`skipped feature ${index}: ${reason}`);
         },
-        onProgress: (p) =>
-          progress.update(Math.round(p.bytesRead / MB), `${p.features} features, ${p.written} written, ${p.skipped} skipped, ${rate(p.features, p.elapsedMs)} features/s`),
+        onProgress: (p) => {
+          progress ??= context.progress({ label: 'importing', total: Math.max(1, Math.round(total / MB)), unit: 'MB' });
+          progress.update(Math.round(p.bytesRead / MB), `${p.features} features, ${p.written} written, ${p.skipped} skipped, ${rate(p.features, p.elapsedMs)} features/s`);
+        },
       });
     } finally {
-      progress.stop();
+      progress?.stop();
     }
     if (skippedPrinted > 1000) context.warn(`… ${skippedPrinted - 1000} more skipped features not listed`);
     if (context.values.json) {
