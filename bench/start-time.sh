@@ -19,7 +19,10 @@ case "$mode" in
   fresh-clone)
     rm -rf "$clone"
     git clone -q . "$clone"
-    cp -al "$(realpath node_modules)" "$clone/node_modules"
+    # Into a new directory of the clone's own (never through a link into this checkout's node_modules).
+    if [ -e "$clone/node_modules" ] || [ -L "$clone/node_modules" ]; then echo "the clone brought a node_modules of its own" >&2; exit 1; fi
+    mkdir "$clone/node_modules"
+    cp -al "$(realpath node_modules)/." "$clone/node_modules/"
     rm -rf "$clone/node_modules/.cache"
     cd "$clone"
     command=(npm start --silent)
