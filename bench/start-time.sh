@@ -22,7 +22,8 @@ case "$mode" in
     # Into a new directory of the clone's own (never through a link into this checkout's node_modules).
     if [ -e "$clone/node_modules" ] || [ -L "$clone/node_modules" ]; then echo "the clone brought a node_modules of its own" >&2; exit 1; fi
     mkdir "$clone/node_modules"
-    cp -al "$(realpath node_modules)/." "$clone/node_modules/"
+    # Hard links where the clone is on the same file system, else a copy.
+    cp -al "$(realpath node_modules)/." "$clone/node_modules/" 2>/dev/null || cp -a "$(realpath node_modules)/." "$clone/node_modules/"
     rm -rf "$clone/node_modules/.cache"
     cd "$clone"
     command=(npm start --silent)
