@@ -3,6 +3,9 @@
  * TEST_DATABASE_URL when set, the embedded PGlite+PostGIS otherwise.
  * The Nest packages are ESM-only; swc turns them (and a few of their dependencies) into CommonJS.
  */
+// On a Node.js older than package.json's engines: one line and exit 1 (scripts/lib/supported-node.cjs).
+require('./scripts/lib/supported-node.cjs').exitOnUnsupportedNode();
+
 const esmPackages = [
   '@nestjs',
   'file-type',

@@ -9,6 +9,7 @@ import { ApiError } from './common/json-api/api-error.js';
 import { EnvelopeInterceptor } from './common/json-api/envelope.interceptor.js';
 import { JsonApiErrorFilter, sendError } from './common/json-api/error.filter.js';
 import { createLogger, NestPinoLogger } from './common/logging/logger.js';
+import { exactMediaType, JSON_API_MEDIA_TYPE } from './common/json-api/resource.js';
 import { requestIdFrom } from './common/http/request-id.js';
 import { observeRequests } from './common/http/request-observer.js';
 import { Metrics } from './common/metrics/metrics.js';
@@ -23,7 +24,7 @@ import { setupOpenApi } from './common/openapi/setup.js';
 import type { AppConfig } from './config/app-config.js';
 
 /** Media types whose bodies are parsed as JSON; anything else with a body is a 415. */
-export const JSON_MEDIA_TYPES = ['application/vnd.api+json', 'application/json'];
+export const JSON_MEDIA_TYPES = [JSON_API_MEDIA_TYPE, 'application/json'];
 
 export interface CreateAppOptions {
   /** Where structured logs go; stdout by default. Tests capture them here. */
@@ -127,6 +128,9 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   answerUnknownExpectations(fastify.server);
   endEventStreamsOnClose(fastify);
   fastify.addHook('onSend', (request, reply, payload, done) => {
+    // Fastify appended `; charset=utf-8` to a JSON label: the answer goes out labelled as documented.
+    const exact = exactMediaType(reply.getHeader('content-type'));
+    if (exact !== undefined) reply.header('content-type', exact);
     reply.header('x-content-type-options', 'nosniff');
     reply.header('x-frame-options', 'DENY');
     reply.header('referrer-policy', 'no-referrer');

@@ -1,3 +1,5 @@
+// First: on an unsupported Node.js, one line and exit 1 (common/node-version.ts).
+import './common/node-gate.js';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from './config/app-config.js';
 // Everything else is imported in main(), after tracing started (when it is on): OpenTelemetry's

@@ -1,5 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { isUuid } from '../common/value-checks.js';
 import type { Progress, ProgressSpec } from './progress.js';
 
 type OptionSpec = NonNullable<ParseArgsConfig['options']>[string] & {
@@ -55,6 +56,13 @@ export function parseCommandArgs(command: CliCommand, argv: string[]) {
 export function requireString(context: CliContext, name: string): string {
   const value = context.values[name];
   if (typeof value !== 'string' || value.length === 0) throw new CliUsageError(`--${name} is required`);
+  return value;
+}
+
+/** An option naming a resource by its id: a value that is not a UUID is a mistake in the call (exit 2), before any work. */
+export function uuidOption(context: CliContext, name: string, what: string): string {
+  const value = requireString(context, name);
+  if (!isUuid(value)) throw new CliUsageError(`--${name} takes ${what} id (a UUID), got "${value}"`);
   return value;
 }
 

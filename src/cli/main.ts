@@ -1,3 +1,5 @@
+// First: on an unsupported Node.js, one line and exit 1 (common/node-version.ts).
+import '../common/node-gate.js';
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { localBaseUrl } from '../admin/first-steps.js';

@@ -22,7 +22,7 @@ export function progressBar(spec: ProgressSpec, stream: NodeJS.WriteStream = pro
   const started = Date.now();
   const bar = new SingleBar({
     stream,
-    format: `${spec.label} [{bar}] {percentage}% | {value}/{total} ${spec.unit} | {rate}/s | ETA {eta_formatted}{detail}`,
+    format: `${spec.label} [{bar}] {percentage}% | {value}/{total} ${spec.unit} | {rate} ${spec.unit}/s | ETA {eta_formatted}{detail}`,
     barsize: 24,
     hideCursor: false,
     noTTYOutput: true,

@@ -1,6 +1,7 @@
 import { ApiError, invalidDocument } from '../common/json-api/api-error.js';
 import { AggregateApiError } from '../common/json-api/error-mapper.js';
 import { isPlainObject, isUuid } from '../common/value-checks.js';
+import { ATOMIC_EXTENSION, ATOMIC_MEDIA_TYPE, JSON_API_MEDIA_TYPE } from '../common/json-api/resource.js';
 import { ResourceBodyPipe, type ResourceDocument } from '../common/json-api/resource-body.js';
 import { CreateEventAttributes, UpdateEventAttributes } from '../events/dto/event.dto.js';
 import { CreateTwinAttributes, UpdateTwinAttributes } from '../twins/dto/twin-attributes.dto.js';
@@ -15,8 +16,8 @@ import { readPositionOperation, type Position, type PositionWindow } from '../tw
  * those routes accept; only the pointers of its errors are moved under `/atomic:operations/<n>`.
  */
 
-export const ATOMIC_EXTENSION = 'https://jsonapi.org/ext/atomic';
-export const ATOMIC_MEDIA_TYPE = `application/vnd.api+json; ext="${ATOMIC_EXTENSION}"`;
+/** The media type of the document and of its answer (defined with the service's other media types). */
+export { ATOMIC_MEDIA_TYPE };
 /** Operations per request. */
 export const MAX_OPERATIONS = 1000;
 /** The request body limit of `POST /operations` (bigger: 413), above the service's per-request default. */
@@ -51,7 +52,7 @@ const OPS = new Set(['add', 'update', 'remove']);
 export function assertAtomicMediaType(contentType: string | undefined): void {
   const ext = /;\s*ext\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(contentType ?? '');
   const media = (contentType ?? '').split(';')[0].trim().toLowerCase();
-  if (media === 'application/vnd.api+json' && ext && (ext[1] ?? ext[2]).split(/\s+/).includes(ATOMIC_EXTENSION)) return;
+  if (media === JSON_API_MEDIA_TYPE && ext && (ext[1] ?? ext[2]).split(/\s+/).includes(ATOMIC_EXTENSION)) return;
   throw new ApiError(
     415,
     'unsupported_media_type',

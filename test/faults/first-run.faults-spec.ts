@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { reportFigures } from './support/figures';
@@ -19,16 +19,19 @@ interface CliResult {
   stderr: string;
 }
 
-function cli(dataDir: string, args: string[]): Promise<CliResult> {
+/** `node [nodeArgs] <script> args` of the build, its exit code and output. */
+function run(script: string, args: string[], dataDir: string, nodeArgs: string[] = []): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [join(distDir(), 'src', 'cli', 'main.js'), ...args],
+      [...nodeArgs, join(distDir(), 'src', ...script.split('/')), ...args],
       { env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, LOG_LEVEL: 'error' }, timeout: 60_000 },
       (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
+
+const cli = (dataDir: string, args: string[]) => run('cli/main.js', args, dataDir);
 
 describe('first run on the embedded database (built service and CLI)', () => {
   let dataDir: string;
@@ -66,6 +69,35 @@ describe('first run on the embedded database (built service and CLI)', () => {
     reportFigures('first run (embedded)', { 'new embedded database to first 200 from /health ms': firstStartMs });
   });
 
+  it('the first start at info fits one screen: the database, the address, the demo tenant; no route or module lines', () => {
+    const printed = service!.logs.slice(0, service!.logs.indexOf('More: npm run cli -- --help'));
+    const lines = printed.trimEnd().split('\n');
+    expect(lines.length).toBeLessThanOrEqual(24);
+    expect(printed).not.toMatch(/RouterExplorer|RoutesResolver|InstanceLoader|NestFactory|NestApplication/);
+    expect(printed).toMatch(/"context":"Database","msg":"database: embedded PGlite/);
+    expect(printed).toMatch(/"context":"Boot","msg":"listening on http:\/\/127\.0\.0\.1:\d+ \(ready in \d+ ms\); API docs at/);
+    expect(printed).toContain('A new embedded database in');
+  });
+
+  it('an unsupported Node.js: the service and the CLI stop with one line that names it and the way to Node.js 26', async () => {
+    // Node.js 24 as far as the process can tell (the checks read process.versions.node).
+    const older = join(dataDir, 'node-24.cjs');
+    writeFileSync(older, "Object.defineProperty(process.versions, 'node', { value: '24.11.0' });\n");
+    const empty = mkdtempSync(join(tmpdir(), 'twin-old-node-'));
+    try {
+      for (const [script, args] of [['main.js', []], ['cli/main.js', ['--help']]] as const) {
+        const result = await run(script, [...args], empty, ['--require', older]);
+        expect(result).toEqual({
+          code: 1,
+          stdout: '',
+          stderr: `twin-service needs Node.js 26 or newer; this is Node.js 24.11.0 (${process.execPath}). In the repository, put Node.js 26 first: export PATH="$(scripts/node-lts.sh):$PATH"\n`,
+        });
+      }
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
   it('the CLI works while the server holds the database: its commands run inside the server', async () => {
     const started = Date.now();
     const result = await cli(dataDir, ['bootstrap', '--json', '--organization', 'Second org']);
@@ -97,8 +129,12 @@ describe('first run on the embedded database (built service and CLI)', () => {
     ['a malformed id', 2, ['create-token', '--account', 'nope'], /^error: --account takes an account id/],
     ['an id that does not exist', 1, ['revoke-token', '--token-id', '00000000-0000-4000-8000-000000000000'], /^error: /],
     ['a file that cannot be read', 2, ['import-places', '--organization', '00000000-0000-4000-8000-000000000000', '/nonexistent.geojson'], /^error: cannot read/],
+    ['an organization id that is not a UUID', 2, ['import-places', '--organization', 'acme', 'places.geojson'], /^error: --organization takes an organization id \(a UUID\), got "acme"/],
+    ['an organization that does not exist', 1, ['import-places', '--organization', '00000000-0000-4000-8000-000000000000', 'PLACES'], /^error: organization 00000000-0000-4000-8000-000000000000 does not exist$/],
   ])('%s: one line on stderr, exit code %d', async (_what, code, args, message) => {
-    const result = await cli(dataDir, args as string[]);
+    const places = join(dataDir, 'places.geojson');
+    writeFileSync(places, JSON.stringify({ type: 'FeatureCollection', features: [] }));
+    const result = await cli(dataDir, (args as string[]).map((arg) => (arg === 'PLACES' ? places : arg)));
     expect(result.code).toBe(code);
     expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(result.stderr.trim()).toMatch(message as RegExp);

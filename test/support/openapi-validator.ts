@@ -63,6 +63,8 @@ export interface Answer {
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
 const JSON_MEDIA = /^application\/(?:[\w.+-]+\+)?json$/;
+/** How every errors document is labelled. */
+const ERRORS_MEDIA_TYPE = 'application/vnd.api+json';
 /** The verdict on an answer outside the document. */
 const SKIPPED = Symbol('skipped');
 /** Where the document's component schemas live for ajv. */
@@ -146,6 +148,7 @@ export class OpenApiValidator {
       const segments = requestSegments(answer.url);
       if (!this.paths.some((path) => matches(path.segments, segments)) || answer.status < 400) return SKIPPED;
       // A method the path does not have: the 405 errors document (or another error before routing).
+      if (mediaType !== ERRORS_MEDIA_TYPE) return this.fail(answer, `${method} ${answer.url} (not in the document)`, `an errors document is ${ERRORS_MEDIA_TYPE}, got ${mediaType ?? 'no Content-Type'}`);
       return this.checkBody(answer, `${method} ${answer.url} (not in the document)`, 'ErrorDocument', { $ref: '#/components/schemas/ErrorDocument' }, mediaType?.split(';')[0]);
     }
     const key = `${method} ${route.path}`;
@@ -349,11 +352,14 @@ function lowerCaseHeaders(given: unknown): OutgoingHttpHeaders {
 }
 
 /**
- * A media type as compared with the document: the type and its parameters but `charset` (which Fastify
- * adds to text), so that JSON:API's `ext` (the atomic operations' media type) must be documented as sent.
+ * A media type as compared with the document: the type and every parameter as sent, so JSON:API's `ext`
+ * (the atomic operations' media type) must be documented as sent and a parameter the document does not
+ * list (a `charset` on JSON, which defines none) is a mismatch, as a contract-checking proxy sees it.
+ * Only text types may add their `charset`, which belongs to them (`text/event-stream; charset=utf-8`).
  */
 function mediaTypeOf(contentType: string): string {
   const [type, ...parameters] = contentType.split(';').map((part) => part.trim());
-  const kept = parameters.filter((parameter) => parameter !== '' && !/^charset\s*=/i.test(parameter)).map((parameter) => parameter.replace(/\s*=\s*/, '='));
+  const text = /^text\//i.test(type);
+  const kept = parameters.filter((parameter) => parameter !== '' && !(text && /^charset\s*=/i.test(parameter))).map((parameter) => parameter.replace(/\s*=\s*/, '='));
   return [type.toLowerCase(), ...kept].join('; ');
 }

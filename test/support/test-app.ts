@@ -170,7 +170,7 @@ export function expectError(response: LightMyRequestResponse, status: number, so
   if (response.statusCode !== status) {
     throw new Error(`expected ${status}, got ${response.statusCode}: ${response.body}`);
   }
-  expect(response.headers['content-type']).toMatch(/^application\/vnd\.api\+json/);
+  expect(response.headers['content-type']).toBe(JSON_API);
   const body = response.json();
   expect(Array.isArray(body.errors)).toBe(true);
   expect(body.errors.length).toBeGreaterThan(0);

@@ -33,7 +33,7 @@ describe('sendError and connection resets', () => {
     const { reply, request, sent, logger } = exchange({ destroyed: true, socket: { destroyed: false } });
     sendError(reply, request, reset('read ECONNRESET'), logger);
     expect(sent.status).toBe(503);
-    expect(sent.body).toEqual({ errors: [expect.objectContaining({ status: '503', code: 'database_unavailable' })] });
+    expect(JSON.parse(String(sent.body))).toEqual({ errors: [expect.objectContaining({ status: '503', code: 'database_unavailable' })] });
   });
 
   it('a client that hung up mid-body is neither answered nor logged as a failure', () => {

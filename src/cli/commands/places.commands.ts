@@ -2,10 +2,10 @@ import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Sql } from '../../database/sql.js';
 import { EventBus } from '../../events/event-bus.js';
-import { GeoJsonFormatError } from '../../places/feature-collection-scanner.js';
 import { writePlacesFile } from '../../places/place-generator.js';
-import { PlaceImporter, PlaceImportError } from '../../places/place-importer.js';
-import { CliCommand, CliUsageError, requireString } from '../cli-command.js';
+import { PlaceImporter } from '../../places/place-importer.js';
+import { CliCommand, CliUsageError, requireString, uuidOption } from '../cli-command.js';
+import type { Progress } from '../progress.js';
 
 const positiveInteger = (value: unknown, name: string): number => {
   const number = Number(value);
@@ -60,7 +60,9 @@ export const importPlacesCommand: CliCommand = {
   examples: ['import-places --organization ORG_ID places.geojson', 'import-places --organization ORG_ID --batch-size 5000 --json /tmp/places-1m.geojson'],
   needsDatabase: true,
   async run(context) {
-    const organization = requireString(context, 'organization');
+    // What the call itself gets wrong is exit 2; what the import finds (an organization that does not exist,
+    // a file that is not a FeatureCollection) fails it: exit 1, as for every command.
+    const organization = uuidOption(context, 'organization', 'an organization');
     const batchSize = positiveInteger(context.values['batch-size'], 'batch-size');
     if (context.positionals.length !== 1) throw new CliUsageError(`give exactly one FILE, got ${context.positionals.length}`);
     const file = resolve(context.cwd, context.positionals[0]);
@@ -72,8 +74,9 @@ export const importPlacesCommand: CliCommand = {
     }
     let skippedPrinted = 0;
     const importer = new PlaceImporter(context.app!.get(Sql), context.app!.get(EventBus).channel);
-    // The file is read as a stream of bytes: progress in megabytes of it, with features counted beside.
-    const progress = context.progress({ label: 'importing', total: Math.max(1, Math.round(total / MB)), unit: 'MB' });
+    // The file is read as a stream of bytes: progress in megabytes of it, with features counted beside. The bar
+    // starts with the first progress, so an import refused at once (no such organization) is one line.
+    let progress: Progress | undefined;
     let summary;
     try {
       summary = await importer.importFile(organization, file, {
@@ -82,14 +85,13 @@ export const importPlacesCommand: CliCommand = {
         onSkip: ({ index, reason }) => {
           if (skippedPrinted++ < 1000) context.warn(`skipped feature ${index}: ${reason}`);
         },
-        onProgress: (p) =>
-          progress.update(Math.round(p.bytesRead / MB), `${p.features} features, ${p.written} written, ${p.skipped} skipped, ${rate(p.features, p.elapsedMs)} features/s`),
+        onProgress: (p) => {
+          progress ??= context.progress({ label: 'importing', total: Math.max(1, Math.round(total / MB)), unit: 'MB' });
+          progress.update(Math.round(p.bytesRead / MB), `${p.features} features, ${p.written} written, ${p.skipped} skipped, ${rate(p.features, p.elapsedMs)} features/s`);
+        },
       });
-    } catch (error) {
-      if (error instanceof PlaceImportError || error instanceof GeoJsonFormatError) throw new CliUsageError(error.message);
-      throw error;
     } finally {
-      progress.stop();
+      progress?.stop();
     }
     if (skippedPrinted > 1000) context.warn(`… ${skippedPrinted - 1000} more skipped features not listed`);
     if (context.values.json) {

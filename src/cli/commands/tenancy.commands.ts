@@ -1,17 +1,11 @@
 import { AdminService } from '../../admin/admin.service.js';
 import { firstSteps } from '../../admin/first-steps.js';
 import { isUuid } from '../../common/value-checks.js';
-import { CliCommand, CliContext, CliUsageError, requireString } from '../cli-command.js';
+import { CliCommand, CliContext, CliUsageError, requireString, uuidOption } from '../cli-command.js';
 
 const admin = (context: CliContext) => context.app!.get(AdminService);
 
 const print = (out: (line: string) => void, value: unknown) => out(JSON.stringify(value, null, 2));
-
-const uuidOption = (context: CliContext, name: string, what: string): string => {
-  const value = requireString(context, name);
-  if (!isUuid(value)) throw new CliUsageError(`--${name} takes ${what} id (a UUID), got "${value}"`);
-  return value;
-};
 
 export const bootstrapCommand: CliCommand = {
   name: 'bootstrap',

@@ -56,7 +56,7 @@ export class EnvelopeInterceptor implements NestInterceptor {
     }
     // The text is what would be sent anyway; hashing it is the validator of answers without a version.
     const text = typeof envelope === 'string' || Buffer.isBuffer(envelope) ? envelope : JSON.stringify(envelope);
-    const body = typeof text === 'string' && text.length > BYTES_FROM ? bytesOf(reply, text) : text;
+    const body = typeof text === 'string' && text.length > BYTES_FROM ? Buffer.from(text, 'utf8') : text;
     const etag = tag ?? bodyEtag(body);
     if (ifNoneMatchHits(ifNoneMatchOf(request), etag)) return notModified(reply, etag);
     reply.header('etag', etag);
@@ -66,13 +66,6 @@ export class EnvelopeInterceptor implements NestInterceptor {
 
 /** If-None-Match, which only GETs are answered by. */
 const ifNoneMatchOf = (request: FastifyRequest): string | undefined => (request.method === 'GET' ? request.headers['if-none-match'] : undefined);
-
-/** The text as UTF-8 bytes, its content type naming the charset as Fastify does for text (it cannot tell for bytes). */
-function bytesOf(reply: FastifyReply, text: string): Buffer {
-  const type = String(reply.getHeader('content-type'));
-  if (!/;\s*charset=/i.test(type)) reply.header('content-type', `${type}; charset=utf-8`);
-  return Buffer.from(text, 'utf8');
-}
 
 function notModified(reply: FastifyReply, etag: string): undefined {
   reply.status(304).header('etag', etag);

@@ -34,7 +34,9 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, exceptio
     logger.error(`request ${request.id} ${request.method} ${request.routeOptions?.url ?? request.url.split('?')[0]} failed: ${err.message}`, err.stack);
   }
   if (reply.sent) return;
-  reply.status(mapped.status).headers(mapped.headers).header('content-type', JSON_API_MEDIA_TYPE).send(mapped.body);
+  // As bytes: Fastify labels JSON text `; charset=utf-8`, and errors of the router (a bad percent-encoding, an
+  // overlong path segment) are sent without the hooks that take it back (app.factory.ts).
+  reply.status(mapped.status).headers(mapped.headers).header('content-type', JSON_API_MEDIA_TYPE).send(Buffer.from(JSON.stringify(mapped.body)));
 }
 
 /**

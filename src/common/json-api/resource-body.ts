@@ -249,16 +249,31 @@ export function attributesInstance<A extends object>(target: Constructor<A>, val
   return Object.assign(new target(), values);
 }
 
+/**
+ * class-validator rules on the kind of a value. When one fails, the attribute's other rules fail with it
+ * (a number as `name` is neither a string nor "shorter than 255 characters"), and only it says what to fix.
+ */
+const TYPE_RULES: ReadonlySet<string> = new Set(['isDefined', 'isString', 'isNumber', 'isInt', 'isBoolean', 'isArray', 'isObject', 'isUuid', 'isDateString', 'isIso8601']);
+
+/**
+ * One message per attribute, whatever number of its rules failed: the first failed type rule the DTO
+ * declares, else its first failed rule. class-validator lists a property's failures in the order its
+ * decorators ran, which is bottom-up, so the topmost is the last listed (`@IsArray() @IsUUID('all', {each})`
+ * given a number: "must be an array", not "each value must be a UUID").
+ */
+function oneMessage(property: string, constraints: Record<string, string>): string {
+  const failed = Object.entries(constraints);
+  if (failed.some(([rule]) => rule === 'whitelistValidation')) return `Unknown attribute "${property}".`;
+  const types = failed.filter(([rule]) => TYPE_RULES.has(rule));
+  const [, message] = (types.length > 0 ? types : failed).at(-1)!;
+  return message;
+}
+
 function flatten(errors: ValidationError[], base: string): { pointer: string; detail: string }[] {
   const out: { pointer: string; detail: string }[] = [];
   for (const error of errors) {
     const pointer = `${base}/${escapePointer(error.property)}`;
-    if (error.constraints) {
-      const messages = Object.entries(error.constraints).map(([rule, message]) =>
-        rule === 'whitelistValidation' ? `Unknown attribute "${error.property}".` : message,
-      );
-      out.push({ pointer, detail: messages.join('; ') });
-    }
+    if (error.constraints && Object.keys(error.constraints).length > 0) out.push({ pointer, detail: oneMessage(error.property, error.constraints) });
     if (error.children?.length) out.push(...flatten(error.children, pointer));
   }
   return out;

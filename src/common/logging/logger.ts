@@ -75,6 +75,14 @@ export function createLogger(level: LevelWithSilent, stream?: DestinationStream 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 
 /**
+ * Nest's own boot lines: "Starting Nest application...", one per module initialised, one per controller and
+ * route mapped, "successfully started": about a hundred at every start, for whoever debugs the wiring. They
+ * are written at `debug`, so a start at `info` shows what a person needs (the database, the address, the
+ * demo tenant) on one screen; their warnings and errors keep their level.
+ */
+const NEST_BOOT_CONTEXTS: ReadonlySet<string> = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
+
+/**
  * Nest's LoggerService on the same pino logger, so Nest's own lines (boot, module errors, the
  * `new Logger(context)` lines of the services) have the same shape as the request lines. Nest passes
  * `(message, context)`, and for errors `(message, stack, context)`.
@@ -83,7 +91,8 @@ export class NestPinoLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
   log(message: unknown, ...rest: unknown[]): void {
-    this.write('info', message, rest);
+    const context = rest[rest.length - 1];
+    this.write(typeof context === 'string' && NEST_BOOT_CONTEXTS.has(context) ? 'debug' : 'info', message, rest);
   }
   error(message: unknown, ...rest: unknown[]): void {
     this.write('error', message, rest);
