@@ -18,6 +18,9 @@ const CLUSTER_GRID = 64;
  */
 const CELL_ZOOMS = 12;
 
+/** From this zoom on every twin is its own point, unless a tile holds more than TILE_MAX_FEATURES (docs/MAPS.md). */
+const POINT_ZOOM = 17;
+
 /** twin_tile_cells' `organization_id` of the twins every organization sees. */
 const SHARED_SCOPE = `'00000000-0000-0000-0000-000000000000'::uuid`;
 
@@ -55,9 +58,10 @@ const EXTENT = rowShape({ west: typed<number | null>(), north: typed<number>(), 
 /**
  * SQL of the vector tiles: one statement per tile, built by PostGIS (`ST_AsMVT`) and handed over as
  * bytes. A tile holds the twins of its bounds (by tile_fraction_x/y, so each twin is in one tile per
- * zoom) that the caller sees and the filters keep: as points while they number at most `maxFeatures`,
- * else as the 64 × 64 grid of their exact counts, each at its cell's centre of mass. And the fold that
- * keeps their grid compact (TileGridFold).
+ * zoom) that the caller sees and the filters keep, drawn on its 64 × 64 grid: a cell of one twin is
+ * that twin's point, a cell of more one cluster with their exact count at their centre of mass. From
+ * POINT_ZOOM on, every twin is its own point while they number at most `maxFeatures`. And the fold
+ * that keeps the grid compact (TileGridFold).
  */
 @Injectable()
 export class TilesRepository {
@@ -82,55 +86,72 @@ export class TilesRepository {
     const x = p.add(tile.x, '::int');
     const y = p.add(tile.y, '::int');
     const scale = p.add(2 ** tile.z, '::float8');
-    const max = p.add(maxFeatures, '::bigint');
-    // The tile's twins are one range of tile_key (migration TwinTileKeys): an index-only scan.
-    const [from, to] = tileKeyRange(tile).map((key) => p.add(key, '::bigint'));
-    const conditions = [
-      't.location IS NOT NULL',
-      `tile_key(t.location) >= ${from}`,
-      `tile_key(t.location) < ${to}`,
-      visibleTwinSql('t', organization),
-      ...twinFilterConditions(p, tenant, filters),
-    ].join(' AND ');
-    const inTile = (limit = '') =>
-      `SELECT t.id, t.name, t.public, cardinality(t.services) > 0 AS supplier, f.fx, f.fy FROM twins t, ${FRACTIONS} WHERE ${conditions}${limit}`;
+    // The tile's twins are one range of tile_key (migration TwinTileKeys): an index-only scan. Their
+    // conditions' values are added once, by the first query that selects them.
+    let conditions: string | undefined;
+    const inTile = (limit = '') => {
+      conditions ??= [
+        't.location IS NOT NULL',
+        ...tileKeyRange(tile).map((key, i) => `tile_key(t.location) ${i === 0 ? '>=' : '<'} ${p.add(key, '::bigint')}`),
+        visibleTwinSql('t', organization),
+        ...twinFilterConditions(p, tenant, filters),
+      ].join(' AND ');
+      return `SELECT t.id, t.name, t.public, cardinality(t.services) > 0 AS supplier, f.fx, f.fy FROM twins t, ${FRACTIONS} WHERE ${conditions}${limit}`;
+    };
     const pixel = (fraction: string, tileIndex: string) => `round((${fraction} * ${scale} - ${tileIndex}) * ${TILE_EXTENT})`;
-    // The layer of the features `rows` selects (a point `geom`, the rest properties): encoded by PostGIS,
-    // or as JSON text for encodeTwinsLayer.
+    // The layer of the features `rows` selects (a point `geom`, the rest properties; null ones are left
+    // out): encoded by PostGIS, or as JSON text for encodeTwinsLayer.
     const mvt = (rows: string) => (inDatabase ? `(SELECT ST_AsMVT(m, 'twins', ${TILE_EXTENT}, 'geom') FROM (${rows}) m)` : `(SELECT json_agg(m)::text FROM (${rows}) m)`);
-    const points = (from: string) =>
-      mvt(`SELECT ST_MakePoint(${pixel('a.fx', x)}, ${pixel('a.fy', y)}) AS geom, a.id::text AS id, a.name, a.public, a.supplier FROM ${from} a ORDER BY a.id`);
+    // Every twin its own point.
+    const points = (twins: string) =>
+      mvt(`SELECT ST_MakePoint(${pixel('a.fx', x)}, ${pixel('a.fy', y)}) AS geom, a.id::text AS id, a.name, a.public, a.supplier FROM ${twins} a ORDER BY a.id`);
+    // The grid rule: a feature per occupied cell of `cells` (cell, count, fx, fy: its twin's place or their
+    // centre of mass, and its twin's id, name, public, supplier where it holds one), in cell order.
+    const drawn = (cells: string) => {
+      const lone = (value: string) => `CASE WHEN c.count = 1 THEN ${value} END`;
+      return mvt(`SELECT ST_MakePoint(${pixel('c.fx', x)}, ${pixel('c.fy', y)}) AS geom,
+                         ${lone('c.id::text')} AS id, ${lone('c.name')} AS name, ${lone('c.public')} AS public, ${lone('c.supplier')} AS supplier,
+                         CASE WHEN c.count > 1 THEN c.count END AS count, CASE WHEN c.count > 1 THEN true END AS cluster
+                    FROM (${cells}) c ORDER BY c.cell`);
+    };
+    // The grid counted live over the twins `twins` selects.
+    const cellOf = (fraction: string, tileIndex: string) => `(floor(${fraction} * ${scale} * ${CLUSTER_GRID})::int - ${tileIndex} * ${CLUSTER_GRID})`;
+    const liveCells = (twins: string) =>
+      `SELECT ${cellOf('a.fy', y)} * ${CLUSTER_GRID} + ${cellOf('a.fx', x)} AS cell, count(*) AS count, avg(a.fx) AS fx, avg(a.fy) AS fy,
+              min(a.id::text) AS id, min(a.name) AS name, bool_or(a.public) AS public, bool_or(a.supplier) AS supplier
+         FROM (${twins}) a GROUP BY 1`;
 
     let sql: string;
     if (tile.z <= CELL_ZOOMS && countedByGrid(filters)) {
       // Counts from the grid the writes keep: its rows for this tile, the shared twins' and the caller's own,
-      // summed over shards (a cell's unfolded deltas may cancel its folded count: then it is empty).
+      // summed over shards (a cell's unfolded deltas may cancel its folded count: then it is empty). A cell
+      // of one twin names it (migration TileGridLoneTwins): read by primary key for its name and place.
       const zoom = p.add(tile.z, '::smallint');
-      sql = `WITH cells AS MATERIALIZED (
-               SELECT c.cell, sum(c.count)::bigint AS count, sum(c.sum_x) AS sum_x, sum(c.sum_y) AS sum_y
-                 FROM twin_tile_cells c
-                WHERE c.organization_id IN (${SHARED_SCOPE}, ${organization}) AND c.zoom = ${zoom} AND c.x = ${x} AND c.y = ${y}${cellClasses(filters)}
-                GROUP BY c.cell HAVING sum(c.count) > 0),
-             total AS (SELECT coalesce(sum(c.count), 0) AS n FROM cells c),
-             matching AS MATERIALIZED (${inTile()})
-             SELECT CASE WHEN (SELECT n FROM total) > ${max}
-                         THEN ${mvt(`SELECT ST_MakePoint(${pixel('c.sum_x / c.count', x)}, ${pixel('c.sum_y / c.count', y)}) AS geom, c.count, true AS cluster FROM cells c ORDER BY c.cell`)}
-                         WHEN (SELECT n FROM total) > 0 THEN ${points('matching')}
-                    END AS tile`;
+      sql = `SELECT ${drawn(`
+               SELECT g.cell, g.count,
+                      CASE WHEN t.id IS NULL THEN g.sum_x / g.count ELSE tile_fraction_x(ST_X(t.location)) END AS fx,
+                      CASE WHEN t.id IS NULL THEN g.sum_y / g.count ELSE tile_fraction_y(ST_Y(t.location)) END AS fy,
+                      t.id, t.name, t.public, cardinality(t.services) > 0 AS supplier
+                 FROM (SELECT c.cell, sum(c.count)::bigint AS count, sum(c.sum_x) AS sum_x, sum(c.sum_y) AS sum_y, sum(c.id_high) AS id_high, sum(c.id_low) AS id_low
+                         FROM twin_tile_cells c
+                        WHERE c.organization_id IN (${SHARED_SCOPE}, ${organization}) AND c.zoom = ${zoom} AND c.x = ${x} AND c.y = ${y}${cellClasses(filters)}
+                        GROUP BY c.cell HAVING sum(c.count) > 0) g
+                 LEFT JOIN twins t ON t.id = CASE WHEN g.count = 1 THEN twin_tile_cells_lone_id(g.id_high, g.id_low) END`)} AS tile`;
+    } else if (tile.z < POINT_ZOOM) {
+      sql = `SELECT ${drawn(liveCells(inTile()))} AS tile`;
     } else {
-      // Counted live: up to one twin more than a points tile holds tells which kind the tile is.
-      const cell = (fraction: string) => `floor(${fraction} * ${scale} * ${CLUSTER_GRID})`;
+      // Every twin a point, unless more than a tile holds: then the grid rule again. Up to one twin more
+      // than that tells which.
+      const max = p.add(maxFeatures, '::bigint');
       sql = `WITH matching AS MATERIALIZED (${inTile(` LIMIT ${max} + 1`)}),
              total AS (SELECT count(*) AS n FROM matching)
-             SELECT CASE WHEN (SELECT n FROM total) > ${max}
-                         THEN ${mvt(`SELECT ST_MakePoint(${pixel('avg(a.fx)', x)}, ${pixel('avg(a.fy)', y)}) AS geom, count(*) AS count, true AS cluster
-                                       FROM (${inTile()}) a GROUP BY ${cell('a.fy')}, ${cell('a.fx')} ORDER BY ${cell('a.fy')}, ${cell('a.fx')}`)}
+             SELECT CASE WHEN (SELECT n FROM total) > ${max} THEN ${drawn(liveCells(inTile()))}
                          WHEN (SELECT n FROM total) > 0 THEN ${points('matching')}
                     END AS tile`;
     }
     // Tiles tolerate a replica's lag (DATABASE_REPLICA_URLS): a map is not where a client checks its own write.
     const answer = (await this.sql.replicaOne(TILE, sql, p.values)).tile;
-    if (answer == null) return undefined;
+    if (answer == null || answer.length === 0) return undefined;
     return typeof answer === 'string' ? encodeTwinsLayer(JSON.parse(answer) as FeatureRow[], TILE_EXTENT) : answer;
   }
 
@@ -206,12 +227,13 @@ export class TilesRepository {
       `WITH taken AS (
          DELETE FROM twin_tile_cells c
           WHERE c.ctid = ANY (ARRAY(SELECT u.ctid FROM twin_tile_cells u WHERE u.shard <> 0 AND u.shard >= $1::int${settled} ORDER BY u.shard LIMIT ${Math.trunc(batch)} FOR UPDATE SKIP LOCKED))
-         RETURNING ${keyOf('c')}, c.shard, c.count, c.sum_x, c.sum_y),
+         RETURNING ${keyOf('c')}, c.shard, c.count, c.sum_x, c.sum_y, c.id_high, c.id_low),
        added AS (
-         INSERT INTO twin_tile_cells AS f (${CELL_KEY.join(', ')}, shard, count, sum_x, sum_y)
-         SELECT ${keyOf('t')}, 0, sum(t.count), sum(t.sum_x), sum(t.sum_y) FROM taken t GROUP BY ${keyOf('t')} ORDER BY ${keyOf('t')}
+         INSERT INTO twin_tile_cells AS f (${CELL_KEY.join(', ')}, shard, count, sum_x, sum_y, id_high, id_low)
+         SELECT ${keyOf('t')}, 0, sum(t.count), sum(t.sum_x), sum(t.sum_y), sum(t.id_high), sum(t.id_low) FROM taken t GROUP BY ${keyOf('t')} ORDER BY ${keyOf('t')}
          ON CONFLICT (${CELL_KEY.join(', ')}, shard) DO UPDATE
-           SET count = f.count + EXCLUDED.count, sum_x = f.sum_x + EXCLUDED.sum_x, sum_y = f.sum_y + EXCLUDED.sum_y
+           SET count = f.count + EXCLUDED.count, sum_x = f.sum_x + EXCLUDED.sum_x, sum_y = f.sum_y + EXCLUDED.sum_y,
+               id_high = f.id_high + EXCLUDED.id_high, id_low = f.id_low + EXCLUDED.id_low
          RETURNING ${keyOf('f')}, f.count)
        SELECT (SELECT count(*)::int FROM taken) AS folded, (SELECT max(shard) FROM taken) AS last,
               (SELECT json_agg(e)::text FROM (SELECT ${keyOf('a')} FROM added a WHERE a.count = 0) e) AS emptied`,
