@@ -1176,7 +1176,7 @@ const tileLiveCells = `SELECT (floor(w.fy * $7 * 64)::int - $6::int * 64) * 64 +
     FROM (${tileTwins('')}) w GROUP BY 1`;
 const SQL_TILE_GRID = `WITH ${AUTH},
   cells AS (SELECT c.cell, sum(c.count)::bigint AS n, sum(c.sum_x) AS sx, sum(c.sum_y) AS sy, sum(c.id_high) AS hi, sum(c.id_low) AS lo FROM twin_tile_cells c, a
-    WHERE c.organization_id IN ('00000000-0000-0000-0000-000000000000', a.org) AND c.zoom = $4::smallint AND c.x = $5::int AND c.y = $6::int
+    WHERE c.facet = '' AND c.organization_id IN ('00000000-0000-0000-0000-000000000000', a.org) AND c.zoom = $4::smallint AND c.x = $5::int AND c.y = $6::int
     GROUP BY c.cell HAVING sum(c.count) > 0)
   SELECT a.org, a.twin, ${tileCells(`SELECT c.cell, c.n, CASE WHEN t.id IS NULL THEN c.sx / c.n ELSE tile_fraction_x(ST_X(t.location)) END AS fx,
       CASE WHEN t.id IS NULL THEN c.sy / c.n ELSE tile_fraction_y(ST_Y(t.location)) END AS fy,

@@ -24,6 +24,18 @@ export class TileGridLoneTwins1763990000000 implements MigrationInterface {
       RETURN (lpad(to_hex(id_high::bigint), 16, '0') || lpad(to_hex(id_low::bigint), 16, '0'))::uuid`);
     await db.query(`DROP FUNCTION twin_tile_cells_apply(uuid[], boolean[], boolean[], float8[], float8[], int[])`);
     await db.query(`DROP FUNCTION twin_tile_cells_of(uuid, boolean, boolean, float8, float8, int)`);
+    await this.functions(db);
+    await db.query(`DELETE FROM twin_tile_cells`);
+    await db.query(`
+      INSERT INTO twin_tile_cells (organization_id, public, supplier, zoom, x, y, cell, shard, count, sum_x, sum_y, id_high, id_low)
+      SELECT r.organization_id, r.public, r.supplier, r.zoom, r.x, r.y, r.cell, 0, sum(r.count), sum(r.sum_x), sum(r.sum_y), sum(r.id_high), sum(r.id_low)
+        FROM twins t, LATERAL twin_tile_cells_of(t.id, t.organization_id, t.public, cardinality(t.services) > 0, ST_X(t.location), ST_Y(t.location), 1) r
+       WHERE t.location IS NOT NULL
+       GROUP BY r.organization_id, r.zoom, r.x, r.y, r.cell, r.public, r.supplier`);
+  }
+
+  /** The writers' functions and triggers of this migration (migration TileGridFacets' down puts them back). */
+  async functions(db: QueryRunner): Promise<void> {
     await db.query(`CREATE FUNCTION twin_tile_cells_of(id uuid, organization_id uuid, public boolean, supplier boolean, lon float8, lat float8, sign int)
       RETURNS TABLE (organization_id uuid, public boolean, supplier boolean, zoom smallint, x integer, y integer, cell smallint, count bigint, sum_x float8, sum_y float8, id_high numeric, id_low numeric)
       LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
@@ -54,13 +66,6 @@ export class TileGridLoneTwins1763990000000 implements MigrationInterface {
               id_high = c.id_high + EXCLUDED.id_high, id_low = c.id_low + EXCLUDED.id_low;
       END $$`);
     await this.triggers(db, true);
-    await db.query(`DELETE FROM twin_tile_cells`);
-    await db.query(`
-      INSERT INTO twin_tile_cells (organization_id, public, supplier, zoom, x, y, cell, shard, count, sum_x, sum_y, id_high, id_low)
-      SELECT r.organization_id, r.public, r.supplier, r.zoom, r.x, r.y, r.cell, 0, sum(r.count), sum(r.sum_x), sum(r.sum_y), sum(r.id_high), sum(r.id_low)
-        FROM twins t, LATERAL twin_tile_cells_of(t.id, t.organization_id, t.public, cardinality(t.services) > 0, ST_X(t.location), ST_Y(t.location), 1) r
-       WHERE t.location IS NOT NULL
-       GROUP BY r.organization_id, r.zoom, r.x, r.y, r.cell, r.public, r.supplier`);
   }
 
   async down(db: QueryRunner): Promise<void> {

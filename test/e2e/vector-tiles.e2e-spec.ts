@@ -68,7 +68,7 @@ describe('vector tiles', () => {
     stranger = await service.tenant({ organization: 'Tiles stranger' });
     crowd = await service.tenant({ organization: 'Tiles crowd' });
     ids.open = await create(owner, { name: 'Open', public: true, location: at('open') });
-    ids.shop = await create(owner, { name: 'Shop', location: at('shop'), personality: { services: ['tea'] } });
+    ids.shop = await create(owner, { name: 'Shop', location: at('shop'), personality: { services: ['tea'], characteristics: ['tea room', 'garden'] } });
     ids.mine = await create(owner, { name: 'Mine', location: at('mine') });
     ids.theirsPublic = await create(stranger, { name: 'Theirs public', public: true, location: at('theirsPublic') });
     ids.theirsPrivate = await create(stranger, { name: 'Theirs private', location: at('theirsPrivate') });
@@ -137,12 +137,12 @@ describe('vector tiles', () => {
     // Proof of which way answers: one cell of the grid is altered behind the twins' back (and restored),
     // by a delta in a shard of its own (-1, no backend's), which the fold may fold like any other.
     const bump = (z: number, delta: number) =>
-      service.dataSource.query(`INSERT INTO twin_tile_cells AS c (organization_id, public, supplier, zoom, x, y, cell, shard, count, sum_x, sum_y)
-         SELECT organization_id, public, supplier, zoom, x, y, cell, -1, $5::bigint, 0, 0 FROM twin_tile_cells
-          WHERE organization_id = $1::uuid AND zoom = $2::smallint AND x = $3::int AND y = $4::int
-          GROUP BY organization_id, public, supplier, zoom, x, y, cell HAVING sum(count) > 0
+      service.dataSource.query(`INSERT INTO twin_tile_cells AS c (facet, organization_id, public, supplier, zoom, x, y, cell, shard, count, sum_x, sum_y)
+         SELECT facet, organization_id, public, supplier, zoom, x, y, cell, -1, $5::bigint, 0, 0 FROM twin_tile_cells
+          WHERE facet = '' AND organization_id = $1::uuid AND zoom = $2::smallint AND x = $3::int AND y = $4::int
+          GROUP BY facet, organization_id, public, supplier, zoom, x, y, cell HAVING sum(count) > 0
           ORDER BY cell, public, supplier LIMIT 1
-         ON CONFLICT (organization_id, zoom, x, y, cell, public, supplier, shard) DO UPDATE SET count = c.count + EXCLUDED.count`, [
+         ON CONFLICT (facet, organization_id, zoom, x, y, cell, public, supplier, shard) DO UPDATE SET count = c.count + EXCLUDED.count`, [
         crowd.organizationId,
         z,
         suiteTile(z).x,
@@ -186,6 +186,16 @@ describe('vector tiles', () => {
     expect(await names('is_public=false', 8)).toEqual(['cluster of 2']);
     expect(await names('is_public=false&is_supplier=false', 8)).toEqual(['Mine']);
     expect(await names('is_personal=true', 8)).toEqual(['cluster of 3']);
+    // Each filter, its complement and the grid's classes, wherever they are counted: the grid's facets
+    // (zoom ≤ 6), the grid less the few twins left out (zoom ≤ 12), live (deeper); a lone twin named.
+    for (const z of [4, 6, 8, 12, 14]) {
+      expect({ z, names: await names(`organization=${stranger.organizationId}`, z) }).toEqual({ z, names: ['Theirs public'] });
+      expect({ z, names: await names('characteristics=garden', z) }).toEqual({ z, names: ['Shop'] });
+      expect({ z, names: await names('characteristics=garden,tea room', z) }).toEqual({ z, names: ['Shop'] });
+      expect({ z, names: await names('is_personal=false', z) }).toEqual({ z, names: ['Theirs public'] });
+      expect({ z, names: await names('is_personal=false&is_public=false', z) }).toEqual({ z, names: [] });
+      expect({ z, names: await names(`organization=${owner.organizationId}&is_supplier=false`, z) }).toEqual({ z, names: ['cluster of 2'] });
+    }
     expectError(await tile(owner, 14, t14.x, t14.y, 'is_connection=true'), 400, { header: 'X-Twin' });
     expectError(await tile(owner, 14, t14.x, t14.y, 'is_public=maybe'), 400, { parameter: 'is_public' });
     expectError(await tile(owner, 14, t14.x, t14.y, 'page_size=10'), 400, { parameter: 'page_size' });
@@ -291,40 +301,62 @@ describe('vector tiles', () => {
     expect(none.bounds).toEqual([-180, -85.0511287798066, 180, 85.0511287798066]);
   });
 
-  it('counts every visible twin of a tile exactly, whatever the zoom, the place and the way of counting (fast-check)', async () => {
-    // Twins scattered over a small area near a tile corner; clusters at every zoom (TILE_MAX_FEATURES 3).
+  it('counts every visible twin of a tile exactly, whatever the zoom, the place, the filter and the way of counting (fast-check)', async () => {
+    // Twins scattered over a small area near a tile corner, some public, some the caller's own, with
+    // characteristics a and b; clusters and points at every zoom (TILE_MAX_FEATURES 3 from zoom 17).
     const area = await service.tenant({ organization: 'Tiles exact' });
     const CORNER = { lon: -135, lat: -40.979898069620134 }; // the corner of tiles at every zoom up to 9 or so
+    const place = fc.record({
+      dx: fc.double({ min: -0.05, max: 0.05, noNaN: true }),
+      dy: fc.double({ min: -0.05, max: 0.05, noNaN: true }),
+      shared: fc.boolean(),
+      personal: fc.boolean(),
+      characteristics: fc.subarray(['a', 'b']),
+    });
+    // Each filter and the condition on the twins it stands for ($1 the organization, $2 the account).
+    const FILTERS: [string, string][] = [
+      ['', 'true'],
+      ['is_public=true', 't.public'],
+      [`organization=${area.organizationId}`, 't.organization_id = $1'],
+      ['is_personal=true', 't.owner_account_id = $2'],
+      ['is_personal=false', 't.owner_account_id IS DISTINCT FROM $2'],
+      ['characteristics=a', `t.characteristics @> '{a}'`],
+      ['characteristics=a,b', `t.characteristics @> '{a,b}'`],
+    ];
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(fc.tuple(fc.double({ min: -0.05, max: 0.05, noNaN: true }), fc.double({ min: -0.05, max: 0.05, noNaN: true }), fc.boolean()), { minLength: 1, maxLength: 20 }),
-        fc.integer({ min: 0, max: 18 }),
-        async (places, z) => {
-          await service.dataSource.query(`DELETE FROM twins WHERE organization_id = $1`, [area.organizationId]);
-          await service.dataSource.query(
-            `INSERT INTO twins (organization_id, name, public, location)
-             SELECT $1, 'P', p, ST_SetSRID(ST_MakePoint($2 + dx, $3 + dy), 4326) FROM unnest($4::float8[], $5::float8[], $6::boolean[]) AS u(dx, dy, p)`,
-            [area.organizationId, CORNER.lon, CORNER.lat, places.map((p) => p[0]), places.map((p) => p[1]), places.map((p) => p[2])],
-          );
-          // The tiles the places fall in, and every twin the tenant sees there (other suites' shared
-          // twins included), counted by PostgreSQL from the twins themselves.
-          const expected: { x: number; y: number; visible: string; shared: string; own: string }[] = await service.dataSource.query(
-            `WITH tiles AS (SELECT DISTINCT floor(tile_fraction_x(ST_X(location)) * 2 ^ $2)::int AS x, floor(tile_fraction_y(ST_Y(location)) * 2 ^ $2)::int AS y
-                              FROM twins WHERE organization_id = $1)
-             SELECT k.x, k.y, count(t.id) AS visible, count(t.id) FILTER (WHERE t.public) AS shared, count(t.id) FILTER (WHERE t.organization_id = $1) AS own
-               FROM tiles k JOIN twins t ON t.location IS NOT NULL AND (t.public OR cardinality(t.services) > 0 OR t.organization_id = $1)
-                AND floor(tile_fraction_x(ST_X(t.location)) * 2 ^ $2)::int = k.x AND floor(tile_fraction_y(ST_Y(t.location)) * 2 ^ $2)::int = k.y
-              GROUP BY k.x, k.y`,
-            [area.organizationId, z],
-          );
-          for (const { x, y, visible, shared, own } of expected) {
-            // The grid (zoom ≤ 12) or live: every visible twin; live: the organization's own.
-            expect(countIn(await featuresOf(area, z, x, y))).toBe(Number(visible));
-            expect(countIn(await featuresOf(area, z, x, y, 'is_public=true'))).toBe(Number(shared));
-            expect(countIn(await featuresOf(area, z, x, y, `organization=${area.organizationId}`))).toBe(Number(own));
+      fc.asyncProperty(fc.array(place, { minLength: 1, maxLength: 20 }), fc.integer({ min: 0, max: 18 }), async (places, z) => {
+        await service.dataSource.query(`DELETE FROM twins WHERE organization_id = $1`, [area.organizationId]);
+        await service.dataSource.query(
+          `INSERT INTO twins (organization_id, name, public, owner_account_id, characteristics, location)
+           SELECT $1, 'P', p.shared, CASE WHEN p.personal THEN $4::uuid END, ARRAY(SELECT jsonb_array_elements_text(p.characteristics)),
+                  ST_SetSRID(ST_MakePoint($2 + p.dx, $3 + p.dy), 4326)
+             FROM jsonb_to_recordset($5::jsonb) AS p(dx float8, dy float8, shared boolean, personal boolean, characteristics jsonb)`,
+          [area.organizationId, CORNER.lon, CORNER.lat, area.accountId, JSON.stringify(places)],
+        );
+        // The tiles the places fall in, and every twin the tenant sees there per filter (other suites'
+        // shared twins included), counted by PostgreSQL from the twins themselves.
+        const tiles: { x: number; y: number }[] = await service.dataSource.query(
+          `SELECT DISTINCT floor(tile_fraction_x(ST_X(location)) * 2 ^ $2)::int AS x, floor(tile_fraction_y(ST_Y(location)) * 2 ^ $2)::int AS y FROM twins WHERE organization_id = $1`,
+          [area.organizationId, z],
+        );
+        for (const { x, y } of tiles) {
+          for (const [query, condition] of FILTERS) {
+            const [{ n }] = await service.dataSource.query(
+              `SELECT count(*)::int AS n FROM twins t
+                WHERE t.location IS NOT NULL AND (t.public OR cardinality(t.services) > 0 OR t.organization_id = $1) AND $2::uuid IS NOT NULL AND ${condition}
+                  AND floor(tile_fraction_x(ST_X(t.location)) * 2 ^ $3)::int = $4 AND floor(tile_fraction_y(ST_Y(t.location)) * 2 ^ $3)::int = $5`,
+              [area.organizationId, area.accountId, z, x, y],
+            );
+            const features = await featuresOf(area, z, x, y, query);
+            expect({ z, query, counted: countIn(features) }).toEqual({ z, query, counted: n });
+            // A point is a twin of the tile that the filter keeps.
+            for (const f of features.filter((feature) => feature.properties.cluster !== true)) {
+              const [{ kept }] = await service.dataSource.query(`SELECT count(*)::int AS kept FROM twins t WHERE t.id = $3 AND $1::uuid IS NOT NULL AND $2::uuid IS NOT NULL AND ${condition}`, [area.organizationId, area.accountId, f.properties.id]);
+              expect({ z, query, point: f.properties.id, kept }).toEqual({ z, query, point: f.properties.id, kept: 1 });
+            }
           }
-        },
-      ),
+        }
+      }),
       { numRuns: 25 },
     );
   });
@@ -351,17 +383,18 @@ describe('the kept cluster grid (twin_tile_cells)', () => {
   const differences = async () =>
     service.dataSource.query(`
       WITH rebuilt AS (
-        SELECT r.organization_id, r.public, r.supplier, r.zoom, r.x, r.y, r.cell, sum(r.count)::bigint AS count, sum(r.sum_x) AS sum_x, sum(r.sum_y) AS sum_y,
+        SELECT r.facet, r.organization_id, r.public, r.supplier, r.zoom, r.x, r.y, r.cell, sum(r.count)::bigint AS count, sum(r.sum_x) AS sum_x, sum(r.sum_y) AS sum_y,
                sum(r.id_high) AS id_high, sum(r.id_low) AS id_low
-          FROM twins t, LATERAL twin_tile_cells_of(t.id, t.organization_id, t.public, cardinality(t.services) > 0, ST_X(t.location), ST_Y(t.location), 1) r
+          FROM twins t,
+               LATERAL twin_tile_cells_of(t.id, t.organization_id, t.public, cardinality(t.services) > 0, ST_X(t.location), ST_Y(t.location), 1, t.owner_account_id, to_jsonb(t.characteristics)) r
          WHERE t.location IS NOT NULL
-         GROUP BY r.organization_id, r.public, r.supplier, r.zoom, r.x, r.y, r.cell),
+         GROUP BY r.facet, r.organization_id, r.public, r.supplier, r.zoom, r.x, r.y, r.cell),
       kept AS (
-        SELECT organization_id, public, supplier, zoom, x, y, cell, sum(count)::bigint AS count, sum(sum_x) AS sum_x, sum(sum_y) AS sum_y,
+        SELECT facet, organization_id, public, supplier, zoom, x, y, cell, sum(count)::bigint AS count, sum(sum_x) AS sum_x, sum(sum_y) AS sum_y,
                sum(id_high) AS id_high, sum(id_low) AS id_low
-          FROM twin_tile_cells GROUP BY organization_id, public, supplier, zoom, x, y, cell HAVING sum(count) <> 0)
+          FROM twin_tile_cells GROUP BY facet, organization_id, public, supplier, zoom, x, y, cell HAVING sum(count) <> 0)
       SELECT coalesce(r.organization_id, c.organization_id) AS organization_id, coalesce(r.zoom, c.zoom) AS zoom, r.count AS rebuilt, c.count AS kept
-        FROM rebuilt r FULL JOIN kept c USING (organization_id, public, supplier, zoom, x, y, cell)
+        FROM rebuilt r FULL JOIN kept c USING (facet, organization_id, public, supplier, zoom, x, y, cell)
        WHERE r.count IS DISTINCT FROM c.count OR abs(r.sum_x - c.sum_x) > 1e-9 OR abs(r.sum_y - c.sum_y) > 1e-9
           OR r.id_high IS DISTINCT FROM c.id_high OR r.id_low IS DISTINCT FROM c.id_low
        LIMIT 5`);
@@ -555,8 +588,8 @@ describe('the kept cluster grid (twin_tile_cells)', () => {
 
   it('keeps nothing for twins outside Web Mercator, and puts longitude 180 in the easternmost tile', async () => {
     const rows = await service.dataSource.query(
-      `SELECT count(*)::int AS n FROM twin_tile_cells_of(gen_random_uuid(), $1, false, false, 10, 86, 1)
-       UNION ALL SELECT x FROM twin_tile_cells_of(gen_random_uuid(), $1, false, false, 180, 0, 1) WHERE zoom = 3`,
+      `SELECT count(*)::int AS n FROM twin_tile_cells_of(gen_random_uuid(), $1, false, false, 10, 86, 1, NULL, '["a"]')
+       UNION ALL SELECT x FROM twin_tile_cells_of(gen_random_uuid(), $1, false, false, 180, 0, 1, NULL, '["a"]') WHERE zoom = 3`,
       [tenant.organizationId],
     );
     expect(rows.map((r: { n: number }) => r.n)).toEqual([0, 7]);
