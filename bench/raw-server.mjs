@@ -1174,14 +1174,18 @@ const tileCells = (cells) => `(SELECT ST_AsMVT(m, 'twins', 4096, 'geom') FROM (
 const tileLiveCells = `SELECT (floor(w.fy * $7 * 64)::int - $6::int * 64) * 64 + floor(w.fx * $7 * 64)::int - $5::int * 64 AS cell, count(*) AS n,
     avg(w.fx) AS fx, avg(w.fy) AS fy, min(w.id::text) AS id, min(w.name) AS name, bool_or(w.public) AS public, bool_or(w.supplier) AS supplier
     FROM (${tileTwins('')}) w GROUP BY 1`;
+// Zoom 8 on, a tile of few twins for its lone ones (a city at zoom 10-12) is cheaper counted live.
 const SQL_TILE_GRID = `WITH ${AUTH},
-  cells AS (SELECT c.cell, sum(c.count)::bigint AS n, sum(c.sum_x) AS sx, sum(c.sum_y) AS sy, sum(c.id_high) AS hi, sum(c.id_low) AS lo FROM twin_tile_cells c, a
+  cells AS MATERIALIZED (SELECT c.cell, sum(c.count)::bigint AS n, sum(c.sum_x) AS sx, sum(c.sum_y) AS sy, sum(c.id_high) AS hi, sum(c.id_low) AS lo FROM twin_tile_cells c, a
     WHERE c.facet = '' AND c.organization_id IN ('00000000-0000-0000-0000-000000000000', a.org) AND c.zoom = $4::smallint AND c.x = $5::int AND c.y = $6::int
-    GROUP BY c.cell HAVING sum(c.count) > 0)
-  SELECT a.org, a.twin, ${tileCells(`SELECT c.cell, c.n, CASE WHEN t.id IS NULL THEN c.sx / c.n ELSE tile_fraction_x(ST_X(t.location)) END AS fx,
+    GROUP BY c.cell HAVING sum(c.count) > 0),
+  shape AS (SELECT coalesce(sum(n), 0) AS twins, count(*) FILTER (WHERE n = 1) AS lone FROM cells)
+  SELECT a.org, a.twin, CASE WHEN $4::int < 8 OR (SELECT twins FROM shape) > 10 * (SELECT lone FROM shape)
+    THEN ${tileCells(`SELECT c.cell, c.n, CASE WHEN t.id IS NULL THEN c.sx / c.n ELSE tile_fraction_x(ST_X(t.location)) END AS fx,
       CASE WHEN t.id IS NULL THEN c.sy / c.n ELSE tile_fraction_y(ST_Y(t.location)) END AS fy,
       t.id, t.name, t.public, cardinality(t.services) > 0 AS supplier
-      FROM cells c LEFT JOIN twins t ON t.id = CASE WHEN c.n = 1 THEN (lpad(to_hex(c.hi::bigint), 16, '0') || lpad(to_hex(c.lo::bigint), 16, '0'))::uuid END`)} AS tile
+      FROM cells c LEFT JOIN twins t ON t.id = CASE WHEN c.n = 1 THEN (lpad(to_hex(c.hi::bigint), 16, '0') || lpad(to_hex(c.lo::bigint), 16, '0'))::uuid END`)}
+    ELSE ${tileCells(tileLiveCells)} END AS tile
     FROM a`;
 const SQL_TILE_LIVE = `WITH ${AUTH}
   SELECT a.org, a.twin, $4::int AS zoom, ${tileCells(tileLiveCells)} AS tile FROM a`;
@@ -1209,7 +1213,7 @@ app.get('/twins/tiles/:z/:x/:y.mvt', async (request, reply) => {
   if (!(y < n)) throw new HttpError(400, 'invalid_parameter', 'y is out of range.', { parameter: 'y' });
   const keys = tileKeys(z, x, y);
   const row = z <= 12
-    ? await answer('tile-grid', SQL_TILE_GRID, [...values, z, x, y, n], 'optional')
+    ? await answer('tile-grid', SQL_TILE_GRID, [...values, z, x, y, n, ...keys], 'optional')
     : await answer(z < 17 ? 'tile-live' : 'tile-deep', z < 17 ? SQL_TILE_LIVE : SQL_TILE_DEEP, [...values, z, x, y, n, ...keys], 'optional');
   reply.header('cache-control', 'private, no-cache').header('vary', 'Authorization, X-Organization, X-Twin');
   if (!row.tile || row.tile.length === 0) return reply.status(204).send();

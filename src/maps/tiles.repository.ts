@@ -19,6 +19,12 @@ const CLUSTER_GRID = 64;
  */
 const CELL_ZOOMS = 12;
 
+/**
+ * From this zoom on, a tile the grid shows to hold few twins for its lone ones is counted live (see
+ * keptOrLive); above it a tile may cover many twins the caller does not see, which a live count reads too.
+ */
+const LIVE_FROM_ZOOM = 8;
+
 /** From this zoom on every twin is its own point, unless a tile holds more than TILE_MAX_FEATURES (docs/MAPS.md). */
 const POINT_ZOOM = 17;
 
@@ -153,27 +159,43 @@ export class TilesRepository {
       `SELECT ${liveCell} AS cell, count(*) AS count, sum(a.fx) AS sum_x, sum(a.fy) AS sum_y,
               sum(twin_id_half(a.id, 0)::numeric) AS id_high, sum(twin_id_half(a.id, 1)::numeric) AS id_low
          FROM (${inTile(selected)}) a GROUP BY 1`;
-    // Summed cells to occupied ones with their lone twin: (cell, count, fx, fy, lone).
+    // Summed cells to occupied ones: (cell, count, fx, fy, and the id, name, public, supplier of a cell
+    // of one twin, read by primary key, with its place).
     const occupied = (summed: string) =>
-      `SELECT s.cell, s.count, s.sum_x / s.count AS fx, s.sum_y / s.count AS fy,
-              CASE WHEN s.count = 1 THEN twin_tile_cells_lone_id(s.id_high, s.id_low) END AS lone
-         FROM (${summed}) s WHERE s.count > 0`;
+      `SELECT s.cell, s.count, CASE WHEN t.id IS NULL THEN s.sum_x / s.count ELSE tile_fraction_x(ST_X(t.location)) END AS fx,
+              CASE WHEN t.id IS NULL THEN s.sum_y / s.count ELSE tile_fraction_y(ST_Y(t.location)) END AS fy,
+              t.id, t.name, t.public, cardinality(t.services) > 0 AS supplier
+         FROM (${summed}) s LEFT JOIN twins t ON t.id = CASE WHEN s.count = 1 THEN twin_tile_cells_lone_id(s.id_high, s.id_low) END
+        WHERE s.count > 0`;
+    // The same counted live, a lone twin's members from the index.
     const live = (selected: TwinFilterValues) =>
-      `SELECT ${liveCell} AS cell, count(*) AS count, avg(a.fx) AS fx, avg(a.fy) AS fy, CASE WHEN count(*) = 1 THEN min(a.id::text)::uuid END AS lone
+      `SELECT ${liveCell} AS cell, count(*) AS count, avg(a.fx) AS fx, avg(a.fy) AS fy,
+              min(a.id::text) AS id, min(a.name) AS name, bool_or(a.public) AS public, bool_or(a.supplier) AS supplier
          FROM (${inTile(selected)}) a GROUP BY 1`;
 
     const pixel = (fraction: string, tileIndex: string) => `round((${fraction} * ${scale} - ${tileIndex}) * ${TILE_EXTENT})`;
     // The layer of the features `rows` selects (a point `geom`, the rest properties; null ones are left
     // out): encoded by PostGIS, or as JSON text for encodeTwinsLayer.
     const mvt = (rows: string) => (inDatabase ? `(SELECT ST_AsMVT(m, 'twins', ${TILE_EXTENT}, 'geom') FROM (${rows}) m)` : `(SELECT json_agg(m)::text FROM (${rows}) m)`);
-    // The grid rule: a feature per occupied cell, in cell order: its lone twin (read by primary key) at
-    // its place, or a cluster of its count at their centre of mass.
-    const drawn = (cells: string) =>
-      mvt(`SELECT ST_MakePoint(${pixel('CASE WHEN t.id IS NULL THEN c.fx ELSE tile_fraction_x(ST_X(t.location)) END', x)},
-                               ${pixel('CASE WHEN t.id IS NULL THEN c.fy ELSE tile_fraction_y(ST_Y(t.location)) END', y)}) AS geom,
-                  t.id::text AS id, t.name, t.public, CASE WHEN t.id IS NOT NULL THEN cardinality(t.services) > 0 END AS supplier,
-                  CASE WHEN c.count > 1 THEN c.count END AS count, CASE WHEN c.count > 1 THEN true END AS cluster
-             FROM (${cells}) c LEFT JOIN twins t ON t.id = c.lone ORDER BY c.cell`);
+    // The grid rule: a feature per occupied cell, in cell order: its lone twin at its place, or a
+    // cluster of its count at their centre of mass.
+    const drawn = (cells: string) => {
+      const lone = (value: string) => `CASE WHEN c.count = 1 THEN ${value} END`;
+      return mvt(`SELECT ST_MakePoint(${pixel('c.fx', x)}, ${pixel('c.fy', y)}) AS geom,
+                         ${lone('c.id::text')} AS id, ${lone('c.name')} AS name, ${lone('c.public')} AS public, ${lone('c.supplier')} AS supplier,
+                         CASE WHEN c.count > 1 THEN c.count END AS count, CASE WHEN c.count > 1 THEN true END AS cluster
+                    FROM (${cells}) c ORDER BY c.cell`);
+    };
+    // The kept grid's cells `summed`, or, where the grid shows the tile's twins are few and spread (a
+    // city's tile at zoom 10–12: thousands of cells of one, each a read by primary key), the same counted
+    // live from the index: reading a twin there costs about a tenth of reading one by its id.
+    const keptOrLive = (summed: string) =>
+      tile.z < LIVE_FROM_ZOOM
+        ? `SELECT ${drawn(occupied(summed))} AS tile`
+        : `WITH g AS MATERIALIZED (${summed}),
+            shape AS (SELECT coalesce(sum(g.count), 0) AS twins, count(*) FILTER (WHERE g.count = 1) AS lone FROM g WHERE g.count > 0)
+       SELECT CASE WHEN (SELECT twins FROM shape) > 10 * (SELECT lone FROM shape) THEN ${drawn(occupied('SELECT * FROM g'))}
+                   ELSE ${drawn(live(filters))} END AS tile`;
     // Every twin its own point.
     const points = (twins: string) =>
       mvt(`SELECT ST_MakePoint(${pixel('a.fx', x)}, ${pixel('a.fy', y)}) AS geom, a.id::text AS id, a.name, a.public, a.supplier FROM ${twins} a ORDER BY a.id`);
@@ -185,18 +207,16 @@ export class TilesRepository {
     if (tile.z <= CELL_ZOOMS && countedByGrid(filters)) {
       // The grid the writes keep: its rows for this tile, the shared twins' and the caller's own, summed
       // over shards (a cell's unfolded deltas may cancel its folded count: then it is empty).
-      sql = `SELECT ${drawn(occupied(kept('')))} AS tile`;
+      sql = keptOrLive(kept(''));
       plannedPerCall = false;
     } else if (tile.z <= FACET_ZOOM && facet !== undefined) {
       sql = `SELECT ${drawn(occupied(kept(facet)))} AS tile`;
     } else if (tile.z <= CELL_ZOOMS && complement !== undefined) {
       // The grid less the few twins the filter leaves out (their facet up to FACET_ZOOM, else counted live).
       const excluded = complement.is_personal && tile.z <= FACET_ZOOM ? kept(facetOf(tenant, complement)!) : liveSummed(complement);
-      sql = `SELECT ${drawn(
-        occupied(`SELECT g.cell, g.count - coalesce(e.count, 0) AS count, g.sum_x - coalesce(e.sum_x, 0) AS sum_x, g.sum_y - coalesce(e.sum_y, 0) AS sum_y,
-                         g.id_high - coalesce(e.id_high, 0) AS id_high, g.id_low - coalesce(e.id_low, 0) AS id_low
-                    FROM (${kept('')}) g LEFT JOIN (${excluded}) e ON e.cell = g.cell`),
-      )} AS tile`;
+      sql = keptOrLive(`SELECT g.cell, g.count - coalesce(e.count, 0) AS count, g.sum_x - coalesce(e.sum_x, 0) AS sum_x, g.sum_y - coalesce(e.sum_y, 0) AS sum_y,
+                               g.id_high - coalesce(e.id_high, 0) AS id_high, g.id_low - coalesce(e.id_low, 0) AS id_low
+                          FROM (${kept('')}) g LEFT JOIN (${excluded}) e ON e.cell = g.cell`);
     } else if (tile.z < POINT_ZOOM) {
       sql = `SELECT ${drawn(live(filters))} AS tile`;
       plannedPerCall = !countedByGrid(filters);
