@@ -32,9 +32,11 @@ export function twinFilterConditions(p: SqlParams, tenant: Tenant, filters: Twin
   if (filters.organization !== undefined) conditions.push(`${t}.organization_id = ${p.add(filters.organization, '::uuid')}`);
   if (filters.characteristics !== undefined) conditions.push(`${t}.characteristics @> ${p.add(filters.characteristics, '::text[]')}`);
   if (filters.is_connection !== undefined && filters.actingTwinId !== undefined) {
-    // The acting twin belongs to the caller's organization (checked by the twin guard).
-    const connections = `coalesce((SELECT c.connections FROM twins c WHERE c.id = ${p.add(filters.actingTwinId, '::uuid')}), '{}')`;
-    conditions.push(filters.is_connection ? `${t}.id = ANY (${connections})` : `NOT (${t}.id = ANY (${connections}))`);
+    // The acting twin belongs to the caller's organization (checked by the twin guard). A subquery, not
+    // `= ANY (array)`: PostgreSQL hashes it once, where an array is searched element by element for every
+    // row (a map tile of 15,000 twins against 200 connections).
+    const connections = `SELECT k.id FROM twins c, unnest(c.connections) AS k(id) WHERE c.id = ${p.add(filters.actingTwinId, '::uuid')} AND k.id IS NOT NULL`;
+    conditions.push(`${t}.id ${filters.is_connection ? 'IN' : 'NOT IN'} (${connections})`);
   }
   return conditions;
 }

@@ -12,7 +12,6 @@ import * as maplibregl from '/map/assets/maplibre-gl.mjs';
 
 const STORAGE = { token: 'twin-map-token', organization: 'twin-map-organization' };
 const FILTERS = ['is_public', 'is_supplier', 'is_personal', 'characteristics', 'organization'];
-const MAX_LABELS = 300;
 const MAX_LISTED = 60;
 /** A cluster's circle radius (px) by the square root of its count: the layer's paint and the label grouping share it. */
 const CLUSTER_RADIUS = [[1, 9], [10, 18], [100, 34], [1000, 60]];
@@ -320,7 +319,8 @@ function refreshInView() {
   if (key === shown) return;
   shown = key;
   for (const marker of labels) marker.remove();
-  labels = clusters.slice(0, MAX_LABELS).map(({ count, lngLat }) => {
+  // Every cluster labelled: the grouping keeps labels LABEL_SPACING apart, which bounds them by the screen's size.
+  labels = clusters.map(({ count, lngLat }) => {
     const label = document.createElement('span');
     label.className = 'cluster-label';
     label.textContent = String(count);
