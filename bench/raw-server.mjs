@@ -1154,8 +1154,10 @@ app.post('/quests/:id/embark', async (request, reply) => {
 });
 
 // Vector tiles -------------------------------------------------------------------------------------
-// The default map (no filters): one statement with the caller's authentication, the tile's counts from
-// the trigger-kept grid (twin_tile_cells, zooms 0-12) or live below, and the layer from ST_AsMVT.
+// The default map (no filters): one statement with the caller's authentication; the tile's 64 × 64
+// cells from the trigger-kept grid (twin_tile_cells, zooms 0-12, whose id sums name a cell's one twin)
+// or counted live deeper; a cell of one twin is its point, of more a cluster; from zoom 17 every twin a
+// point while the tile holds at most TILE_MAX_FEATURES; the layer from ST_AsMVT.
 
 const TILE_MAX_FEATURES = 4096;
 const tileFractions = `tile_fraction_x(ST_X(t.location)) AS fx, tile_fraction_y(ST_Y(t.location)) AS fy`;
@@ -1167,21 +1169,35 @@ const tileTwins = (limit) => `SELECT t.id, t.name, t.public, cardinality(t.servi
 const tilePixel = (f, i) => `round((${f} * $7 - ${i}) * 4096)`;
 const tilePoints = `(SELECT ST_AsMVT(m, 'twins', 4096, 'geom') FROM (SELECT ST_MakePoint(${tilePixel('p.fx', '$5')}, ${tilePixel('p.fy', '$6')}) AS geom, p.id::text AS id, p.name, p.public, p.supplier
     FROM matching p ORDER BY p.id) m)`;
+// One feature per cell of `cells` (cell, n, fx, fy, id, name, public, supplier), in cell order.
+const tileCells = (cells) => `(SELECT ST_AsMVT(m, 'twins', 4096, 'geom') FROM (
+    SELECT ST_MakePoint(${tilePixel('c.fx', '$5')}, ${tilePixel('c.fy', '$6')}) AS geom,
+           CASE WHEN c.n = 1 THEN c.id::text END AS id, CASE WHEN c.n = 1 THEN c.name END AS name,
+           CASE WHEN c.n = 1 THEN c.public END AS public, CASE WHEN c.n = 1 THEN c.supplier END AS supplier,
+           CASE WHEN c.n > 1 THEN c.n END AS count, CASE WHEN c.n > 1 THEN true END AS cluster
+      FROM (${cells}) c ORDER BY c.cell) m)`;
+const tileLiveCells = `SELECT (floor(w.fy * $7 * 64)::int - $6::int * 64) * 64 + floor(w.fx * $7 * 64)::int - $5::int * 64 AS cell, count(*) AS n,
+    avg(w.fx) AS fx, avg(w.fy) AS fy, min(w.id::text) AS id, min(w.name) AS name, bool_or(w.public) AS public, bool_or(w.supplier) AS supplier
+    FROM (${tileTwins('')}) w GROUP BY 1`;
+// Zoom 8 on, a tile of few twins for its lone ones (a city at zoom 10-12) is cheaper counted live.
 const SQL_TILE_GRID = `WITH ${AUTH},
-  cells AS MATERIALIZED (SELECT c.cell, sum(c.count)::bigint AS count, sum(c.sum_x) AS sx, sum(c.sum_y) AS sy FROM twin_tile_cells c, a
-    WHERE c.organization_id IN ('00000000-0000-0000-0000-000000000000', a.org) AND c.zoom = $4::smallint AND c.x = $5::int AND c.y = $6::int GROUP BY c.cell),
-  n AS (SELECT coalesce(sum(count), 0) AS n FROM cells),
-  matching AS MATERIALIZED (${tileTwins('')})
-  SELECT a.org, a.twin, CASE WHEN n.n > ${TILE_MAX_FEATURES}
-      THEN (SELECT ST_AsMVT(m, 'twins', 4096, 'geom') FROM (SELECT ST_MakePoint(${tilePixel('c.sx / c.count', '$5')}, ${tilePixel('c.sy / c.count', '$6')}) AS geom, c.count, true AS cluster FROM cells c ORDER BY c.cell) m)
-      WHEN n.n > 0 THEN ${tilePoints} END AS tile
-    FROM a, n`;
-const SQL_TILE_LIVE = `WITH ${AUTH},
+  cells AS MATERIALIZED (SELECT c.cell, sum(c.count)::bigint AS n, sum(c.sum_x) AS sx, sum(c.sum_y) AS sy, sum(c.id_high) AS hi, sum(c.id_low) AS lo FROM twin_tile_cells c, a
+    WHERE c.facet = '' AND c.organization_id IN ('00000000-0000-0000-0000-000000000000', a.org) AND c.zoom = $4::smallint AND c.x = $5::int AND c.y = $6::int
+    GROUP BY c.cell HAVING sum(c.count) > 0),
+  shape AS (SELECT coalesce(sum(n), 0) AS twins, count(*) FILTER (WHERE n = 1) AS lone FROM cells)
+  SELECT a.org, a.twin, CASE WHEN $4::int < 8 OR (SELECT twins FROM shape) > 10 * (SELECT lone FROM shape)
+    THEN ${tileCells(`SELECT c.cell, c.n, CASE WHEN t.id IS NULL THEN c.sx / c.n ELSE tile_fraction_x(ST_X(t.location)) END AS fx,
+      CASE WHEN t.id IS NULL THEN c.sy / c.n ELSE tile_fraction_y(ST_Y(t.location)) END AS fy,
+      t.id, t.name, t.public, cardinality(t.services) > 0 AS supplier
+      FROM cells c LEFT JOIN twins t ON t.id = CASE WHEN c.n = 1 THEN (lpad(to_hex(c.hi::bigint), 16, '0') || lpad(to_hex(c.lo::bigint), 16, '0'))::uuid END`)}
+    ELSE ${tileCells(tileLiveCells)} END AS tile
+    FROM a`;
+const SQL_TILE_LIVE = `WITH ${AUTH}
+  SELECT a.org, a.twin, $4::int AS zoom, ${tileCells(tileLiveCells)} AS tile FROM a`;
+const SQL_TILE_DEEP = `WITH ${AUTH},
   matching AS MATERIALIZED (${tileTwins(` LIMIT ${TILE_MAX_FEATURES + 1}`)}),
   n AS (SELECT count(*) AS n FROM matching)
-  SELECT a.org, a.twin, $4::int AS zoom, CASE WHEN n.n > ${TILE_MAX_FEATURES}
-      THEN (SELECT ST_AsMVT(m, 'twins', 4096, 'geom') FROM (SELECT ST_MakePoint(${tilePixel('avg(w.fx)', '$5')}, ${tilePixel('avg(w.fy)', '$6')}) AS geom, count(*) AS count, true AS cluster
-              FROM (${tileTwins('')}) w GROUP BY floor(w.fy * $7 * 64), floor(w.fx * $7 * 64) ORDER BY floor(w.fy * $7 * 64), floor(w.fx * $7 * 64)) m)
+  SELECT a.org, a.twin, $4::int AS zoom, CASE WHEN n.n > ${TILE_MAX_FEATURES} THEN ${tileCells(tileLiveCells)}
       WHEN n.n > 0 THEN ${tilePoints} END AS tile
     FROM a, n`;
 
@@ -1203,9 +1219,9 @@ app.get('/twins/tiles/:z/:x/:y.mvt', async (request, reply) => {
   const keys = tileKeys(z, x, y);
   const row = z <= 12
     ? await answer('tile-grid', SQL_TILE_GRID, [...values, z, x, y, n, ...keys], 'optional')
-    : await answer('tile-live', SQL_TILE_LIVE, [...values, z, x, y, n, ...keys], 'optional');
+    : await answer(z < 17 ? 'tile-live' : 'tile-deep', z < 17 ? SQL_TILE_LIVE : SQL_TILE_DEEP, [...values, z, x, y, n, ...keys], 'optional');
   reply.header('cache-control', 'private, no-cache').header('vary', 'Authorization, X-Organization, X-Twin');
-  if (!row.tile) return reply.status(204).send();
+  if (!row.tile || row.tile.length === 0) return reply.status(204).send();
   return send(reply, row.tile, 200, 'application/vnd.mapbox-vector-tile');
 });
 

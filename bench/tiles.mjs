@@ -1,11 +1,12 @@
-// `npm run bench:tiles [-- --quick] [--no-build] [--rounds N]`: vector tiles per zoom, the service (production
-// build) against the raw server's tile route (bench/raw-server.mjs: the same SQL ideas, no framework),
-// on the bench's data (a million twins in full mode). For every zoom 0-16, tiles over populated places
-// (the tile of a random visible twin) and random ones (mostly empty beyond zoom 6), shuffled and
-// requested at 8 connections (`--connections`), the two servers alternating round by round. Prints per
-// zoom the median and p99 latency of each, the overall figures, the throughput ratio, and the service
-// alone with filters (answered from the kept grid, `is_public`, or live, the others). Writes
-// bench/results/tiles-<mode>.json.
+// `npm run bench:tiles [-- --quick] [--no-build] [--rounds N] [--filter-rounds N]`: vector tiles per zoom,
+// the service (production build) against the raw server's tile route (bench/raw-server.mjs: the same
+// SQL ideas, no framework), on the bench's data (a million twins in full mode). For every zoom 0-16,
+// tiles over populated places (the tile of a random visible twin) and random ones (mostly empty beyond
+// zoom 6), shuffled and requested at 8 connections (`--connections`), the two servers alternating round
+// by round. Prints per zoom the median and p99 latency of each and its worst tile (the highest of the
+// tiles' median over the rounds), the overall figures and the throughput ratio; then the service alone
+// with each list filter of GET /twins/ (the kept grid answers is_public and is_supplier; the others are
+// counted live), per zoom. Writes bench/results/tiles-<mode>.json.
 import http from 'node:http';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -18,6 +19,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const mode = flag('quick') ? 'quick' : 'full';
 const connections = Number(option('connections', 8));
 const rounds = Number(option('rounds', 3));
+const filterRounds = Number(option('filter-rounds', 2));
 const PER_ZOOM = Number(option('per-zoom', 12));
 const ZOOMS = Array.from({ length: 17 }, (_, z) => z);
 const log = (message) => process.stderr.write(`${message}\n`);
@@ -71,9 +73,10 @@ function get(port, path, headers) {
   });
 }
 
-/** Every tile of `list` once, `connections` at a time; latencies by zoom. */
+/** Every tile of `list` once, `connections` at a time; latencies by zoom and by tile. */
 async function sweep(port, list, headers, query = '') {
   const byZoom = new Map(ZOOMS.map((z) => [z, []]));
+  const byTile = new Map();
   const statuses = {};
   let next = 0;
   const started = process.hrtime.bigint();
@@ -84,10 +87,12 @@ async function sweep(port, list, headers, query = '') {
         const answer = await get(port, `/twins/tiles/${tile.join('/')}.mvt${query}`, headers);
         statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
         byZoom.get(tile[0]).push(answer.ms);
+        const key = tile.join('/');
+        byTile.set(key, [...(byTile.get(key) ?? []), answer.ms]);
       }
     }),
   );
-  return { byZoom, statuses, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+  return { byZoom, byTile, statuses, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
 }
 
 const quantile = (values, q) => {
@@ -97,9 +102,18 @@ const quantile = (values, q) => {
 };
 const merge = (sweeps) => {
   const byZoom = new Map(ZOOMS.map((z) => [z, sweeps.flatMap((s) => s.byZoom.get(z))]));
+  const byTile = new Map();
+  for (const s of sweeps) for (const [key, ms] of s.byTile) byTile.set(key, [...(byTile.get(key) ?? []), ...ms]);
+  // Per zoom, the tile whose median over the rounds is highest.
+  const worst = new Map(ZOOMS.map((z) => [z, { tile: undefined, median: 0 }]));
+  for (const [key, ms] of byTile) {
+    const z = Number(key.split('/')[0]);
+    const median = quantile(ms, 0.5);
+    if (median > worst.get(z).median) worst.set(z, { tile: key, median });
+  }
   const statuses = {};
   for (const s of sweeps) for (const [k, v] of Object.entries(s.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
-  return { byZoom, statuses, seconds: sweeps.reduce((sum, s) => sum + s.seconds, 0), all: [...byZoom.values()].flat() };
+  return { byZoom, worst, statuses, seconds: sweeps.reduce((sum, s) => sum + s.seconds, 0), all: [...byZoom.values()].flat() };
 };
 const round1 = (v) => Math.round(v * 10) / 10;
 
@@ -148,12 +162,25 @@ async function main() {
       results.service.push(await sweep(SERVICE_PORT, shuffled(100 + r), headers));
       results.raw.push(await sweep(RAW_PORT, shuffled(100 + r), headers));
     }
-    for (const [name, query] of [
-      ['is_public=true (grid)', '?is_public=true'],
-      ['characteristics=outdoors (live)', '?characteristics=outdoors'],
-      ['organization=<a provider> (live)', `?organization=${data.providerOrg}`],
+    // Every list filter of GET /twins/, each way (is_connection refers to the bench's twin of 200 connections).
+    const withTwin = { ...headers, 'x-twin': data.connectedTwin };
+    for (const [name, query, filterHeaders] of [
+      ['is_public=true', '?is_public=true', headers],
+      ['is_public=false', '?is_public=false', headers],
+      ['is_supplier=true', '?is_supplier=true', headers],
+      ['characteristics=outdoors', '?characteristics=outdoors', headers],
+      ['characteristics=indoors', '?characteristics=indoors', headers],
+      ['organization=<a provider>', `?organization=${data.providerOrg}`, headers],
+      ['organization=<own>', `?organization=${data.organizationId}`, headers],
+      ['is_personal=true', '?is_personal=true', headers],
+      ['is_personal=false', '?is_personal=false', headers],
+      ['is_connection=true', '?is_connection=true', withTwin],
+      ['is_connection=false', '?is_connection=false', withTwin],
     ]) {
-      filtered[name] = merge([await sweep(SERVICE_PORT, shuffled(7), headers, query)]);
+      const sweeps = [];
+      for (let r = 0; r < filterRounds; r++) sweeps.push(await sweep(SERVICE_PORT, shuffled(7 + r), filterHeaders, query));
+      filtered[name] = merge(sweeps);
+      log(`tiles: ${name}: p99 ${round1(quantile(filtered[name].all, 0.99))} ms, worst tile ${[...filtered[name].worst.values()].reduce((a, b) => (b.median > a.median ? b : a)).tile}`);
     }
   } finally {
     await stopServer(service);
@@ -162,20 +189,30 @@ async function main() {
 
   const s = merge(results.service);
   const r = merge(results.raw);
-  const lines = ['| zoom | service median ms | service p99 ms | raw median ms | raw p99 ms |', '|---:|---:|---:|---:|---:|'];
+  const lines = ['| zoom | service median ms | service p99 ms | service worst tile ms | raw median ms | raw p99 ms | raw worst tile ms |', '|---:|---:|---:|---:|---:|---:|---:|'];
   for (const z of ZOOMS) {
-    lines.push(`| ${z} | ${round1(quantile(s.byZoom.get(z), 0.5))} | ${round1(quantile(s.byZoom.get(z), 0.99))} | ${round1(quantile(r.byZoom.get(z), 0.5))} | ${round1(quantile(r.byZoom.get(z), 0.99))} |`);
+    const row = (m) => `${round1(quantile(m.byZoom.get(z), 0.5))} | ${round1(quantile(m.byZoom.get(z), 0.99))} | ${round1(m.worst.get(z).median)}`;
+    lines.push(`| ${z} | ${row(s)} | ${row(r)} |`);
   }
-  lines.push(`| all | ${round1(quantile(s.all, 0.5))} | ${round1(quantile(s.all, 0.99))} | ${round1(quantile(r.all, 0.5))} | ${round1(quantile(r.all, 0.99))} |`);
+  const maxWorst = (m) => round1(Math.max(...[...m.worst.values()].map((w) => w.median)));
+  lines.push(`| all | ${round1(quantile(s.all, 0.5))} | ${round1(quantile(s.all, 0.99))} | ${maxWorst(s)} | ${round1(quantile(r.all, 0.5))} | ${round1(quantile(r.all, 0.99))} | ${maxWorst(r)} |`);
   const throughput = { service: s.all.length / s.seconds, raw: r.all.length / r.seconds };
   lines.push('', `throughput: service ${Math.round(throughput.service)} tiles/s, raw ${Math.round(throughput.raw)} tiles/s, ratio ${round1((throughput.service / throughput.raw) * 100) / 100}`);
   lines.push(`statuses: service ${JSON.stringify(s.statuses)}, raw ${JSON.stringify(r.statuses)}`);
-  lines.push('', '| service, filtered | median ms | p99 ms | statuses |', '|---|---:|---:|---|');
-  for (const [name, f] of Object.entries(filtered)) lines.push(`| ${name} | ${round1(quantile(f.all, 0.5))} | ${round1(quantile(f.all, 0.99))} | ${JSON.stringify(f.statuses)} |`);
+  lines.push('', '| service, filtered | median ms | p99 ms | worst zoom: p99 ms | worst tile ms | statuses |', '|---|---:|---:|---|---:|---|');
+  for (const [name, f] of Object.entries(filtered)) {
+    const zoomP99 = ZOOMS.map((z) => [z, quantile(f.byZoom.get(z), 0.99)]).reduce((a, b) => (b[1] > a[1] ? b : a));
+    lines.push(`| ${name} | ${round1(quantile(f.all, 0.5))} | ${round1(quantile(f.all, 0.99))} | ${zoomP99[0]}: ${round1(zoomP99[1])} | ${maxWorst(f)} | ${JSON.stringify(f.statuses)} |`);
+  }
   console.log(lines.join('\n'));
 
   mkdirSync(join(root, 'bench/results'), { recursive: true });
-  const summary = (m) => ({ median: quantile(m.all, 0.5), p99: quantile(m.all, 0.99), byZoom: Object.fromEntries(ZOOMS.map((z) => [z, { median: quantile(m.byZoom.get(z), 0.5), p99: quantile(m.byZoom.get(z), 0.99) }])), statuses: m.statuses });
+  const summary = (m) => ({
+    median: quantile(m.all, 0.5),
+    p99: quantile(m.all, 0.99),
+    byZoom: Object.fromEntries(ZOOMS.map((z) => [z, { median: quantile(m.byZoom.get(z), 0.5), p99: quantile(m.byZoom.get(z), 0.99), worstTile: m.worst.get(z) }])),
+    statuses: m.statuses,
+  });
   writeFileSync(
     join(root, `bench/results/tiles-${mode}.json`),
     `${JSON.stringify({ mode, connections, rounds, tiles: tiles.length, service: summary(s), raw: summary(r), throughput, filtered: Object.fromEntries(Object.entries(filtered).map(([k, f]) => [k, summary(f)])) }, null, 2)}\n`,

@@ -79,7 +79,7 @@ export class TilesService {
       vector_layers: [
         {
           id: 'twins',
-          description: `One point per twin (id, name, public, supplier) while a tile holds at most ${this.config.tileMaxFeatures}; above, one point per cell of a 64 × 64 grid with the exact count of its twins (count, cluster).`,
+          description: `A 64 × 64 grid over each tile: a cell of one twin is its point (id, name, public, supplier), of more one point with their exact count (count, cluster). From zoom 17, every twin its own point while a tile holds at most ${this.config.tileMaxFeatures}.`,
           minzoom: 0,
           maxzoom: MAX_TILE_ZOOM,
           fields: TILE_FIELDS,

@@ -18,11 +18,18 @@ describe('vector tiles', () => {
   let owner: TestTenant;
   let stranger: TestTenant;
   let crowd: TestTenant;
-  // The middle of a zoom-16 tile in the South Pacific, away from every other test's twins (and, drawn at
-  // random, from an earlier run's on the same database): the suite's twins lie within 0.0004° of it, so
-  // at every zoom up to 16 they share a tile (and up to 10 a cell).
+  // Just north-east of the middle of a zoom-16 tile in the South Pacific, away from every other test's
+  // twins (and, drawn at random, from an earlier run's on the same database). The suite's twins lie
+  // within 0.0002° of BASE, so at every zoom up to 16 they share a tile; their cells of the tile's grid:
+  // - zooms ≤ 10: one cell (its middle is the tile's middle);
+  // - zooms 11–14: the middle is a corner of cells: `theirsPrivate` in the one south-west of it, the
+  //   others in the one north-east;
+  // - zooms 15–16: each place a cell of its own (deeper, the places are in several tiles).
   const middle = tileOf(-150 + Math.random() * 20, -35 + Math.random() * 10, 16);
-  const BASE = { lon: ((middle.x + 0.5) / 2 ** 16) * 360 - 180, lat: (Math.atan(Math.sinh(Math.PI * (1 - (2 * (middle.y + 0.5)) / 2 ** 16))) * 180) / Math.PI };
+  const BASE = {
+    lon: ((middle.x + 0.5) / 2 ** 16) * 360 - 180 + 0.00001,
+    lat: (Math.atan(Math.sinh(Math.PI * (1 - (2 * (middle.y + 0.5)) / 2 ** 16))) * 180) / Math.PI + 0.00001,
+  };
   const OFFSETS = { open: [0, 0], shop: [0.0002, 0], mine: [0, 0.0002], theirsPublic: [0.0002, 0.0002], theirsPrivate: [-0.0002, -0.0002] };
   const at = (key: keyof typeof OFFSETS) => point(BASE.lon + OFFSETS[key][0], BASE.lat + OFFSETS[key][1]);
 
@@ -61,7 +68,7 @@ describe('vector tiles', () => {
     stranger = await service.tenant({ organization: 'Tiles stranger' });
     crowd = await service.tenant({ organization: 'Tiles crowd' });
     ids.open = await create(owner, { name: 'Open', public: true, location: at('open') });
-    ids.shop = await create(owner, { name: 'Shop', location: at('shop'), personality: { services: ['tea'] } });
+    ids.shop = await create(owner, { name: 'Shop', location: at('shop'), personality: { services: ['tea'], characteristics: ['tea room', 'garden'] } });
     ids.mine = await create(owner, { name: 'Mine', location: at('mine') });
     ids.theirsPublic = await create(stranger, { name: 'Theirs public', public: true, location: at('theirsPublic') });
     ids.theirsPrivate = await create(stranger, { name: 'Theirs private', location: at('theirsPrivate') });
@@ -73,9 +80,19 @@ describe('vector tiles', () => {
     await service.close();
   });
 
-  it('answers a points tile: one feature per visible twin, with id, name, public and supplier, at its place in the tile', async () => {
-    const t = suiteTile(14);
-    const features = await featuresOf(owner, 14, t.x, t.y);
+  const describeFeature = (f: { properties: Record<string, unknown> }) => (f.properties.cluster === true ? `cluster of ${f.properties.count}` : String(f.properties.name));
+  /** Up to zoom 10, the features of the suite's one cell (an earlier run's twins may share its tile there); deeper, of its tile. */
+  const suiteFeatures = async (tenant: TestTenant, z: number, query = '') => {
+    const t = suiteTile(z);
+    const features = await featuresOf(tenant, z, t.x, t.y, query);
+    const cellOf = (pixel: number) => Math.floor(pixel / 64);
+    return z > 10 ? features : features.filter((f) => cellOf(f.x) === cellOf(t.px) && cellOf(f.y) === cellOf(t.py));
+  };
+  const drawnAt = async (tenant: TestTenant, z: number, query = '') => (await suiteFeatures(tenant, z, query)).map(describeFeature).sort();
+
+  it('draws a twin alone in its cell as its point, with id, name, public and supplier, at its place in the tile', async () => {
+    const t = suiteTile(16);
+    const features = await featuresOf(owner, 16, t.x, t.y);
     const byName = Object.fromEntries(features.map((f) => [f.properties.name, f]));
     expect(Object.keys(byName).sort()).toEqual(['Mine', 'Open', 'Shop', 'Theirs public']);
     expect(byName.Open.properties).toEqual({ id: ids.open, name: 'Open', public: true, supplier: false });
@@ -83,35 +100,49 @@ describe('vector tiles', () => {
     expect(byName.Mine.properties).toEqual({ id: ids.mine, name: 'Mine', public: false, supplier: false });
     expect([byName.Open.x, byName.Open.y]).toEqual([t.px, t.py]);
     // The stranger sees the shared twins and its own, not the owner's private one.
-    const theirs = await featuresOf(stranger, 14, t.x, t.y);
+    const theirs = await featuresOf(stranger, 16, t.x, t.y);
     expect(theirs.map((f) => f.properties.name).sort()).toEqual(['Open', 'Shop', 'Theirs private', 'Theirs public']);
   });
 
-  it('answers clusters above TILE_MAX_FEATURES, from the kept grid (zoom ≤ 12) and counted live (deeper), with counts adding up exactly', async () => {
-    // (Below zoom 6 the tile also holds other suites' shared twins: the exactness property below counts those.)
-    for (const z of [6, 9, 12, 13, 16]) {
-      const t = suiteTile(z);
-      const features = await featuresOf(crowd, z, t.x, t.y);
-      expect(features.length).toBeGreaterThan(0);
-      expect(features.every((f) => f.properties.cluster === true && Number.isInteger(f.properties.count))).toBe(true);
-      expect(Object.keys(features[0].properties).sort()).toEqual(['cluster', 'count']);
-      expect(countIn(features)).toBe(await visibleInSuiteTile(crowd, z));
-      expect(countIn(features)).toBeGreaterThanOrEqual(6);
+  it('draws two or more twins of a cell as one cluster with their count, at every zoom, from the kept grid (zoom ≤ 12) and counted live (deeper)', async () => {
+    // Each feature's properties: a cluster's count and flag, a lone twin's id, name, public and supplier.
+    for (const z of [8, 10, 12, 13, 16, 17]) {
+      for (const f of await featuresOf(crowd, z, suiteTile(z).x, suiteTile(z).y)) {
+        expect(Object.keys(f.properties).sort()).toEqual(f.properties.cluster === true ? ['cluster', 'count'] : ['id', 'name', 'public', 'supplier']);
+      }
     }
-    // The owner sees four: points at every zoom from 6 on.
-    for (const z of [6, 12, 13, 16]) expect((await featuresOf(owner, z, suiteTile(z).x, suiteTile(z).y)).map((f) => f.properties.name).sort()).toEqual(['Mine', 'Open', 'Shop', 'Theirs public']);
+    // The owner sees four: Open, Shop, Mine, Theirs public.
+    for (const z of [8, 10]) expect(await drawnAt(owner, z)).toEqual(['cluster of 4']);
+    for (const z of [11, 12, 13, 14]) expect(await drawnAt(owner, z)).toEqual(['cluster of 4']);
+    for (const z of [15, 16]) expect(await drawnAt(owner, z)).toEqual(['Mine', 'Open', 'Shop', 'Theirs public']);
+    // The stranger: Open, Shop, Theirs public and, alone in its cell from zoom 11 on, Theirs private.
+    expect(await drawnAt(stranger, 10)).toEqual(['cluster of 4']);
+    for (const z of [11, 12, 13, 14]) expect(await drawnAt(stranger, z)).toEqual(['Theirs private', 'cluster of 3']);
+    // The crowd: the three shared twins and three of its own, two of them where another twin it sees is.
+    expect(await drawnAt(crowd, 10)).toEqual(['cluster of 6']);
+    for (const z of [11, 12, 13, 14]) expect(await drawnAt(crowd, z)).toEqual(['Crowd theirsPrivate', 'cluster of 5']);
+    for (const z of [15, 16]) expect(await drawnAt(crowd, z)).toEqual(['Crowd mine', 'Crowd theirsPrivate', 'Shop', 'Theirs public', 'cluster of 2']);
+    // From zoom 17 every twin is its own point, unless the tile holds more than TILE_MAX_FEATURES (4 here):
+    // the grid again. (Zoom 17's tile holds the places north-east of the middle: all but theirsPrivate.)
+    expect(await drawnAt(owner, 17)).toEqual(['Mine', 'Open', 'Shop', 'Theirs public']);
+    expect(await drawnAt(stranger, 17)).toEqual(['Open', 'Shop', 'Theirs public']);
+    expect(await drawnAt(crowd, 17)).toEqual(['Crowd mine', 'Shop', 'Theirs public', 'cluster of 2']);
+    // The lone twins of the kept grid are read whole: the stranger's private twin at zoom 12 as at 16.
+    const lone = async (z: number) => (await featuresOf(stranger, z, suiteTile(z).x, suiteTile(z).y)).find((f) => f.properties.cluster !== true)!.properties;
+    expect(await lone(12)).toEqual({ id: ids.theirsPrivate, name: 'Theirs private', public: false, supplier: false });
+    expect(await lone(13)).toEqual(await lone(12));
   });
 
   it('reads the counts of zooms 0–12 from the kept grid and counts deeper tiles live (a change to the grid alone shows only down to 12)', async () => {
     // Proof of which way answers: one cell of the grid is altered behind the twins' back (and restored),
     // by a delta in a shard of its own (-1, no backend's), which the fold may fold like any other.
     const bump = (z: number, delta: number) =>
-      service.dataSource.query(`INSERT INTO twin_tile_cells AS c (organization_id, public, supplier, zoom, x, y, cell, shard, count, sum_x, sum_y)
-         SELECT organization_id, public, supplier, zoom, x, y, cell, -1, $5::bigint, 0, 0 FROM twin_tile_cells
-          WHERE organization_id = $1::uuid AND zoom = $2::smallint AND x = $3::int AND y = $4::int
-          GROUP BY organization_id, public, supplier, zoom, x, y, cell HAVING sum(count) > 0
+      service.dataSource.query(`INSERT INTO twin_tile_cells AS c (facet, organization_id, public, supplier, zoom, x, y, cell, shard, count, sum_x, sum_y)
+         SELECT facet, organization_id, public, supplier, zoom, x, y, cell, -1, $5::bigint, 0, 0 FROM twin_tile_cells
+          WHERE facet = '' AND organization_id = $1::uuid AND zoom = $2::smallint AND x = $3::int AND y = $4::int
+          GROUP BY facet, organization_id, public, supplier, zoom, x, y, cell HAVING sum(count) > 0
           ORDER BY cell, public, supplier LIMIT 1
-         ON CONFLICT (organization_id, zoom, x, y, cell, public, supplier, shard) DO UPDATE SET count = c.count + EXCLUDED.count`, [
+         ON CONFLICT (facet, organization_id, zoom, x, y, cell, public, supplier, shard) DO UPDATE SET count = c.count + EXCLUDED.count`, [
         crowd.organizationId,
         z,
         suiteTile(z).x,
@@ -133,8 +164,7 @@ describe('vector tiles', () => {
 
   it('places a cluster at the centre of mass of its cell', async () => {
     // At zoom 8 the crowd's six twins share one cell of the 64 × 64 grid: its point is their mean position.
-    const t = suiteTile(8);
-    const features = await featuresOf(crowd, 8, t.x, t.y);
+    const features = await suiteFeatures(crowd, 8);
     expect(features).toHaveLength(1);
     const fine = 4096 * 2 ** 20;
     const positions = (['open', 'shop', 'theirsPublic', 'open', 'mine', 'theirsPrivate'] as const).map((key) => tileOf(at(key).coordinates[0], at(key).coordinates[1], 8, fine));
@@ -145,19 +175,27 @@ describe('vector tiles', () => {
 
   it('applies the filters of GET /twins/, from the grid (is_public, is_supplier) and live (the others)', async () => {
     const t14 = suiteTile(14);
-    const names = async (query: string, z = 14) => {
-      const t = suiteTile(z);
-      return (await featuresOf(owner, z, t.x, t.y, query)).map((f) => f.properties.name ?? `cluster of ${f.properties.count}`).sort();
-    };
+    const names = (query: string, z = 16) => drawnAt(owner, z, query);
     expect(await names('is_public=true')).toEqual(['Open', 'Theirs public']);
     expect(await names('is_supplier=true')).toEqual(['Shop']);
     expect(await names('is_public=false&is_supplier=false')).toEqual(['Mine']);
     expect(await names(`organization=${stranger.organizationId}`)).toEqual(['Theirs public']);
     expect(await names('is_personal=true')).toEqual(['Mine', 'Open', 'Shop']);
-    // The same at zoom 8, where the grid answers the first two and live counting the last.
-    expect(await names('is_public=true', 8)).toEqual(['Open', 'Theirs public']);
-    expect(await names('is_public=false', 8)).toEqual(['Mine', 'Shop']);
-    expect(await names('is_personal=true', 8)).toEqual(['Mine', 'Open', 'Shop']);
+    // At zoom 8, in one cell, where the grid answers the first three and live counting the last.
+    expect(await names('is_public=true', 8)).toEqual(['cluster of 2']);
+    expect(await names('is_public=false', 8)).toEqual(['cluster of 2']);
+    expect(await names('is_public=false&is_supplier=false', 8)).toEqual(['Mine']);
+    expect(await names('is_personal=true', 8)).toEqual(['cluster of 3']);
+    // Each filter, its complement and the grid's classes, wherever they are counted: the grid's facets
+    // (zoom ≤ 6), the grid less the few twins left out (zoom ≤ 12), live (deeper); a lone twin named.
+    for (const z of [4, 6, 8, 12, 14]) {
+      expect({ z, names: await names(`organization=${stranger.organizationId}`, z) }).toEqual({ z, names: ['Theirs public'] });
+      expect({ z, names: await names('characteristics=garden', z) }).toEqual({ z, names: ['Shop'] });
+      expect({ z, names: await names('characteristics=garden,tea room', z) }).toEqual({ z, names: ['Shop'] });
+      expect({ z, names: await names('is_personal=false', z) }).toEqual({ z, names: ['Theirs public'] });
+      expect({ z, names: await names('is_personal=false&is_public=false', z) }).toEqual({ z, names: [] });
+      expect({ z, names: await names(`organization=${owner.organizationId}&is_supplier=false`, z) }).toEqual({ z, names: ['cluster of 2'] });
+    }
     expectError(await tile(owner, 14, t14.x, t14.y, 'is_connection=true'), 400, { header: 'X-Twin' });
     expectError(await tile(owner, 14, t14.x, t14.y, 'is_public=maybe'), 400, { parameter: 'is_public' });
     expectError(await tile(owner, 14, t14.x, t14.y, 'page_size=10'), 400, { parameter: 'page_size' });
@@ -184,14 +222,14 @@ describe('vector tiles', () => {
   });
 
   it('tags each tile with an ETag, answers If-None-Match with a 304, and changes the tag when a twin in the tile changes', async () => {
-    const t = suiteTile(14);
-    const first = await tile(owner, 14, t.x, t.y);
+    const t = suiteTile(16);
+    const first = await tile(owner, 16, t.x, t.y);
     const etag = first.headers.etag as string;
     expect(etag).toMatch(/^"[^"]+"$/);
     // The caller's own, revalidated on every use: another organization sees other twins at the same URL.
     expect(first.headers['cache-control']).toBe('private, no-cache');
     expect(first.headers.vary).toBe('Authorization, X-Organization, X-Twin, Accept-Encoding');
-    const again = await tile(owner, 14, t.x, t.y, '', { 'if-none-match': etag });
+    const again = await tile(owner, 16, t.x, t.y, '', { 'if-none-match': etag });
     expect(again.statusCode).toBe(304);
     expect(again.body).toBe('');
     const renamed = await service.inject({
@@ -201,7 +239,7 @@ describe('vector tiles', () => {
       payload: document({ type: 'twins', id: ids.mine, attributes: { name: 'Mine, renamed' } }),
     });
     expect(renamed.statusCode).toBe(200);
-    const changed = await tile(owner, 14, t.x, t.y, '', { 'if-none-match': etag });
+    const changed = await tile(owner, 16, t.x, t.y, '', { 'if-none-match': etag });
     expect(changed.statusCode).toBe(200);
     expect(changed.headers.etag).not.toBe(etag);
     expect(decodeTwinsLayer(changed.rawPayload).features.map((f) => f.properties.name)).toContain('Mine, renamed');
@@ -215,12 +253,15 @@ describe('vector tiles', () => {
     const many = await service.tenant({ organization: 'Tiles gzip' });
     const big = await TestApp.start({ TILE_MAX_FEATURES: '4096' });
     try {
+      // 300 twins a cell apart (cells of 0.0055° at zoom 10): 300 points.
+      const t = tileOf(-150.4, -20.4, 10);
+      const west = (t.x / 1024) * 360 - 180;
+      const north = (Math.atan(Math.sinh(Math.PI * (1 - (2 * t.y) / 1024))) * 180) / Math.PI;
       await big.dataSource.query(
         `INSERT INTO twins (organization_id, name, location)
-         SELECT $1, 'Dense ' || i, ST_SetSRID(ST_MakePoint(-150.5 + (i % 30) * 0.001, -20.5 + (i / 30) * 0.001), 4326) FROM generate_series(1, 300) i`,
-        [many.organizationId],
+         SELECT $1, 'Dense ' || i, ST_SetSRID(ST_MakePoint($2 + 0.003 + (i % 30) * 0.006, $3 - 0.003 - (i / 30) * 0.006), 4326) FROM generate_series(0, 299) i`,
+        [many.organizationId, west, north],
       );
-      const t = tileOf(-150.49, -20.49, 10);
       const raw = await big.inject({ method: 'GET', url: `/twins/tiles/10/${t.x}/${t.y}.mvt`, headers: many.headers() });
       const zipped = await big.inject({ method: 'GET', url: `/twins/tiles/10/${t.x}/${t.y}.mvt`, headers: { ...many.headers(), 'accept-encoding': 'gzip' } });
       expect(zipped.headers['content-encoding']).toBe('gzip');
@@ -260,40 +301,62 @@ describe('vector tiles', () => {
     expect(none.bounds).toEqual([-180, -85.0511287798066, 180, 85.0511287798066]);
   });
 
-  it('counts every visible twin of a tile exactly, whatever the zoom, the place and the way of counting (fast-check)', async () => {
-    // Twins scattered over a small area near a tile corner; clusters at every zoom (TILE_MAX_FEATURES 3).
+  it('counts every visible twin of a tile exactly, whatever the zoom, the place, the filter and the way of counting (fast-check)', async () => {
+    // Twins scattered over a small area near a tile corner, some public, some the caller's own, with
+    // characteristics a and b; clusters and points at every zoom (TILE_MAX_FEATURES 3 from zoom 17).
     const area = await service.tenant({ organization: 'Tiles exact' });
     const CORNER = { lon: -135, lat: -40.979898069620134 }; // the corner of tiles at every zoom up to 9 or so
+    const place = fc.record({
+      dx: fc.double({ min: -0.05, max: 0.05, noNaN: true }),
+      dy: fc.double({ min: -0.05, max: 0.05, noNaN: true }),
+      shared: fc.boolean(),
+      personal: fc.boolean(),
+      characteristics: fc.subarray(['a', 'b']),
+    });
+    // Each filter and the condition on the twins it stands for ($1 the organization, $2 the account).
+    const FILTERS: [string, string][] = [
+      ['', 'true'],
+      ['is_public=true', 't.public'],
+      [`organization=${area.organizationId}`, 't.organization_id = $1'],
+      ['is_personal=true', 't.owner_account_id = $2'],
+      ['is_personal=false', 't.owner_account_id IS DISTINCT FROM $2'],
+      ['characteristics=a', `t.characteristics @> '{a}'`],
+      ['characteristics=a,b', `t.characteristics @> '{a,b}'`],
+    ];
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(fc.tuple(fc.double({ min: -0.05, max: 0.05, noNaN: true }), fc.double({ min: -0.05, max: 0.05, noNaN: true }), fc.boolean()), { minLength: 1, maxLength: 20 }),
-        fc.integer({ min: 0, max: 18 }),
-        async (places, z) => {
-          await service.dataSource.query(`DELETE FROM twins WHERE organization_id = $1`, [area.organizationId]);
-          await service.dataSource.query(
-            `INSERT INTO twins (organization_id, name, public, location)
-             SELECT $1, 'P', p, ST_SetSRID(ST_MakePoint($2 + dx, $3 + dy), 4326) FROM unnest($4::float8[], $5::float8[], $6::boolean[]) AS u(dx, dy, p)`,
-            [area.organizationId, CORNER.lon, CORNER.lat, places.map((p) => p[0]), places.map((p) => p[1]), places.map((p) => p[2])],
-          );
-          // The tiles the places fall in, and every twin the tenant sees there (other suites' shared
-          // twins included), counted by PostgreSQL from the twins themselves.
-          const expected: { x: number; y: number; visible: string; shared: string; own: string }[] = await service.dataSource.query(
-            `WITH tiles AS (SELECT DISTINCT floor(tile_fraction_x(ST_X(location)) * 2 ^ $2)::int AS x, floor(tile_fraction_y(ST_Y(location)) * 2 ^ $2)::int AS y
-                              FROM twins WHERE organization_id = $1)
-             SELECT k.x, k.y, count(t.id) AS visible, count(t.id) FILTER (WHERE t.public) AS shared, count(t.id) FILTER (WHERE t.organization_id = $1) AS own
-               FROM tiles k JOIN twins t ON t.location IS NOT NULL AND (t.public OR cardinality(t.services) > 0 OR t.organization_id = $1)
-                AND floor(tile_fraction_x(ST_X(t.location)) * 2 ^ $2)::int = k.x AND floor(tile_fraction_y(ST_Y(t.location)) * 2 ^ $2)::int = k.y
-              GROUP BY k.x, k.y`,
-            [area.organizationId, z],
-          );
-          for (const { x, y, visible, shared, own } of expected) {
-            // The grid (zoom ≤ 12) or live: every visible twin; live: the organization's own.
-            expect(countIn(await featuresOf(area, z, x, y))).toBe(Number(visible));
-            expect(countIn(await featuresOf(area, z, x, y, 'is_public=true'))).toBe(Number(shared));
-            expect(countIn(await featuresOf(area, z, x, y, `organization=${area.organizationId}`))).toBe(Number(own));
+      fc.asyncProperty(fc.array(place, { minLength: 1, maxLength: 20 }), fc.integer({ min: 0, max: 18 }), async (places, z) => {
+        await service.dataSource.query(`DELETE FROM twins WHERE organization_id = $1`, [area.organizationId]);
+        await service.dataSource.query(
+          `INSERT INTO twins (organization_id, name, public, owner_account_id, characteristics, location)
+           SELECT $1, 'P', p.shared, CASE WHEN p.personal THEN $4::uuid END, ARRAY(SELECT jsonb_array_elements_text(p.characteristics)),
+                  ST_SetSRID(ST_MakePoint($2 + p.dx, $3 + p.dy), 4326)
+             FROM jsonb_to_recordset($5::jsonb) AS p(dx float8, dy float8, shared boolean, personal boolean, characteristics jsonb)`,
+          [area.organizationId, CORNER.lon, CORNER.lat, area.accountId, JSON.stringify(places)],
+        );
+        // The tiles the places fall in, and every twin the tenant sees there per filter (other suites'
+        // shared twins included), counted by PostgreSQL from the twins themselves.
+        const tiles: { x: number; y: number }[] = await service.dataSource.query(
+          `SELECT DISTINCT floor(tile_fraction_x(ST_X(location)) * 2 ^ $2)::int AS x, floor(tile_fraction_y(ST_Y(location)) * 2 ^ $2)::int AS y FROM twins WHERE organization_id = $1`,
+          [area.organizationId, z],
+        );
+        for (const { x, y } of tiles) {
+          for (const [query, condition] of FILTERS) {
+            const [{ n }] = await service.dataSource.query(
+              `SELECT count(*)::int AS n FROM twins t
+                WHERE t.location IS NOT NULL AND (t.public OR cardinality(t.services) > 0 OR t.organization_id = $1) AND $2::uuid IS NOT NULL AND ${condition}
+                  AND floor(tile_fraction_x(ST_X(t.location)) * 2 ^ $3)::int = $4 AND floor(tile_fraction_y(ST_Y(t.location)) * 2 ^ $3)::int = $5`,
+              [area.organizationId, area.accountId, z, x, y],
+            );
+            const features = await featuresOf(area, z, x, y, query);
+            expect({ z, query, counted: countIn(features) }).toEqual({ z, query, counted: n });
+            // A point is a twin of the tile that the filter keeps.
+            for (const f of features.filter((feature) => feature.properties.cluster !== true)) {
+              const [{ kept }] = await service.dataSource.query(`SELECT count(*)::int AS kept FROM twins t WHERE t.id = $3 AND $1::uuid IS NOT NULL AND $2::uuid IS NOT NULL AND ${condition}`, [area.organizationId, area.accountId, f.properties.id]);
+              expect({ z, query, point: f.properties.id, kept }).toEqual({ z, query, point: f.properties.id, kept: 1 });
+            }
           }
-        },
-      ),
+        }
+      }),
       { numRuns: 25 },
     );
   });
@@ -320,16 +383,20 @@ describe('the kept cluster grid (twin_tile_cells)', () => {
   const differences = async () =>
     service.dataSource.query(`
       WITH rebuilt AS (
-        SELECT r.organization_id, r.public, r.supplier, r.zoom, r.x, r.y, r.cell, sum(r.count)::bigint AS count, sum(r.sum_x) AS sum_x, sum(r.sum_y) AS sum_y
-          FROM twins t, LATERAL twin_tile_cells_of(t.organization_id, t.public, cardinality(t.services) > 0, ST_X(t.location), ST_Y(t.location), 1) r
+        SELECT r.facet, r.organization_id, r.public, r.supplier, r.zoom, r.x, r.y, r.cell, sum(r.count)::bigint AS count, sum(r.sum_x) AS sum_x, sum(r.sum_y) AS sum_y,
+               sum(r.id_high) AS id_high, sum(r.id_low) AS id_low
+          FROM twins t,
+               LATERAL twin_tile_cells_of(t.id, t.organization_id, t.public, cardinality(t.services) > 0, ST_X(t.location), ST_Y(t.location), 1, t.owner_account_id, to_jsonb(t.characteristics)) r
          WHERE t.location IS NOT NULL
-         GROUP BY r.organization_id, r.public, r.supplier, r.zoom, r.x, r.y, r.cell),
+         GROUP BY r.facet, r.organization_id, r.public, r.supplier, r.zoom, r.x, r.y, r.cell),
       kept AS (
-        SELECT organization_id, public, supplier, zoom, x, y, cell, sum(count)::bigint AS count, sum(sum_x) AS sum_x, sum(sum_y) AS sum_y
-          FROM twin_tile_cells GROUP BY organization_id, public, supplier, zoom, x, y, cell HAVING sum(count) <> 0)
+        SELECT facet, organization_id, public, supplier, zoom, x, y, cell, sum(count)::bigint AS count, sum(sum_x) AS sum_x, sum(sum_y) AS sum_y,
+               sum(id_high) AS id_high, sum(id_low) AS id_low
+          FROM twin_tile_cells GROUP BY facet, organization_id, public, supplier, zoom, x, y, cell HAVING sum(count) <> 0)
       SELECT coalesce(r.organization_id, c.organization_id) AS organization_id, coalesce(r.zoom, c.zoom) AS zoom, r.count AS rebuilt, c.count AS kept
-        FROM rebuilt r FULL JOIN kept c USING (organization_id, public, supplier, zoom, x, y, cell)
+        FROM rebuilt r FULL JOIN kept c USING (facet, organization_id, public, supplier, zoom, x, y, cell)
        WHERE r.count IS DISTINCT FROM c.count OR abs(r.sum_x - c.sum_x) > 1e-9 OR abs(r.sum_y - c.sum_y) > 1e-9
+          OR r.id_high IS DISTINCT FROM c.id_high OR r.id_low IS DISTINCT FROM c.id_low
        LIMIT 5`);
 
   it('stays equal to the grid built from scratch through inserts, moves, visibility changes, organization moves, deletes and folds (fast-check)', async () => {
@@ -521,8 +588,8 @@ describe('the kept cluster grid (twin_tile_cells)', () => {
 
   it('keeps nothing for twins outside Web Mercator, and puts longitude 180 in the easternmost tile', async () => {
     const rows = await service.dataSource.query(
-      `SELECT count(*)::int AS n FROM twin_tile_cells_of($1, false, false, 10, 86, 1)
-       UNION ALL SELECT x FROM twin_tile_cells_of($1, false, false, 180, 0, 1) WHERE zoom = 3`,
+      `SELECT count(*)::int AS n FROM twin_tile_cells_of(gen_random_uuid(), $1, false, false, 10, 86, 1, NULL, '["a"]')
+       UNION ALL SELECT x FROM twin_tile_cells_of(gen_random_uuid(), $1, false, false, 180, 0, 1, NULL, '["a"]') WHERE zoom = 3`,
       [tenant.organizationId],
     );
     expect(rows.map((r: { n: number }) => r.n)).toEqual([0, 7]);
