@@ -39,8 +39,11 @@ const pool = new Pool({
   options: '-c TimeZone=UTC',
 });
 
-const JSON_API = 'application/vnd.api+json; charset=utf-8';
-const GEO_JSON = 'application/geo+json; charset=utf-8';
+// As the service labels them (no charset: JSON defines none); Fastify appends one to JSON text, the
+// onSend hook takes it off again, as the service's does.
+const JSON_API = 'application/vnd.api+json';
+const GEO_JSON = 'application/geo+json';
+const APPENDED_CHARSET = '; charset=utf-8';
 const PAGE = { defaultSize: 50, maxSize: 100 };
 const GEO_PAGE = { defaultSize: 1000, maxSize: 10000 };
 const MAX_EVENT_DATA_BYTES = 64 * 1024;
@@ -878,6 +881,8 @@ app.addHook('onRequest', (request, reply, done) => {
   done();
 });
 app.addHook('onSend', (_request, reply, _payload, done) => {
+  const type = reply.getHeader('content-type');
+  if (typeof type === 'string' && type.endsWith(APPENDED_CHARSET) && /^application\/(?:[\w.-]+\+)?json(?:;|$)/i.test(type)) reply.header('content-type', type.slice(0, -APPENDED_CHARSET.length));
   reply.header('x-content-type-options', 'nosniff');
   reply.header('x-frame-options', 'DENY');
   reply.header('referrer-policy', 'no-referrer');

@@ -29,7 +29,6 @@ async function main(): Promise<void> {
   const { createApp } = await import('./app.factory.js');
   const { AdminService } = await import('./admin/admin.service.js');
   const { firstSteps, localBaseUrl } = await import('./admin/first-steps.js');
-  const { serveCliChannel } = await import('./cli/channel.js');
   const { Database } = await import('./database/database.js');
   const app = await createApp(config, { shutdownDrainMs: SHUTDOWN_DRAIN_MS });
   // Spans still batched are sent when the server closes (before the shutdown hooks exit the process).
@@ -48,7 +47,10 @@ async function main(): Promise<void> {
   new Logger('Boot').log(`listening on ${baseUrl} (ready in ${Date.now() - started} ms); API docs at ${baseUrl}/docs`);
   const database = app.get(Database);
   if (database.kind === 'embedded') {
-    // The embedded database is this process's alone: `npm run cli` runs its commands in here.
+    // The embedded database is this process's alone: `npm run cli` runs its commands in here. Loaded
+    // only then: the commands (place generation and import among them) are code a server on
+    // PostgreSQL would keep on its heap for nothing.
+    const { serveCliChannel } = await import('./cli/channel.js');
     const channel = await serveCliChannel(app, config.dataDir, baseUrl);
     app.getHttpServer().once('close', () => void channel.close());
   }
