@@ -653,7 +653,7 @@ export interface paths {
         };
         /**
          * A vector tile of the twins the caller can see
-         * @description A Mapbox Vector Tile (spec 2.1, XYZ scheme, Web Mercator) of the twins the caller sees, filtered like `GET /twins/`: one layer `twins`, extent 4096, buffer 64. A twin is in the tile whose bounds hold its location (one tile per zoom; twins beyond ±85.0511° are in none). While the tile holds at most `TILE_MAX_FEATURES` twins (default 4096): one point per twin with `id`, `name`, `public`, `supplier`. Above: one point per cell of a 64 × 64 grid over the tile, at the centre of mass of its twins, with `count` (their exact number) and `cluster: true`; the counts add up to the twins of the tile. An empty tile is a 204. The ETag is the tile's content: it changes when a twin in the tile changes what the tile shows.
+         * @description A Mapbox Vector Tile (spec 2.1, XYZ scheme, Web Mercator) of the twins the caller sees, filtered like `GET /twins/`: one layer `twins`, extent 4096, buffer 64. A twin is in the tile whose bounds hold its location (one tile per zoom; twins beyond ±85.0511° are in none). Drawn on a 64 × 64 grid over the tile: a cell of one twin is its point, with `id`, `name`, `public`, `supplier`; a cell of two or more is one point at their centre of mass with `count` (their exact number) and `cluster: true`; counts and points add up to the twins of the tile. From zoom 17 on every twin is its own point, unless the tile holds more than `TILE_MAX_FEATURES` twins (default 4096): then the grid again. An empty tile is a 204. The ETag is the tile's content: it changes when a twin in the tile changes what the tile shows.
          */
         get: operations["TilesController_tile"];
         put?: never;
