@@ -399,7 +399,7 @@ describe('the kept cluster grid (twin_tile_cells)', () => {
           OR r.id_high IS DISTINCT FROM c.id_high OR r.id_low IS DISTINCT FROM c.id_low
        LIMIT 5`);
 
-  it('stays equal to the grid built from scratch through inserts, moves, visibility changes, organization moves, deletes and folds (fast-check)', async () => {
+  it('stays equal to the grid built from scratch, facets included, through inserts, moves, visibility, organization, owner and characteristics changes, deletes and folds (fast-check)', async () => {
     const other = await service.tenant({ organization: 'Grid other' });
     const step = fc.oneof(
       fc.record({ kind: fc.constant('insert' as const), n: fc.integer({ min: 1, max: 5 }), lon: fc.double({ min: -179.9, max: 179.9, noNaN: true }), lat: fc.double({ min: -89, max: 89, noNaN: true }) }),
@@ -407,6 +407,8 @@ describe('the kept cluster grid (twin_tile_cells)', () => {
       fc.record({ kind: fc.constant('unlocate' as const) }),
       fc.record({ kind: fc.constant('share' as const), public: fc.boolean(), services: fc.boolean() }),
       fc.record({ kind: fc.constant('hand over' as const) }),
+      fc.record({ kind: fc.constant('own' as const), mine: fc.boolean() }),
+      fc.record({ kind: fc.constant('characterise' as const), characteristics: fc.subarray(['a', 'b', 'c']) }),
       fc.record({ kind: fc.constant('rename' as const) }),
       fc.record({ kind: fc.constant('delete' as const) }),
       // A part of the writers' shards folded (besides the fold's own rounds, every second).
@@ -431,6 +433,10 @@ describe('the kept cluster grid (twin_tile_cells)', () => {
             await service.dataSource.query(`UPDATE twins SET public = $2, services = CASE WHEN $3 THEN '{tea}'::text[] ELSE '{}' END WHERE id IN ${first}`, [scope, s.public, s.services]);
           } else if (s.kind === 'hand over') {
             await service.dataSource.query(`UPDATE twins SET organization_id = $2 WHERE id IN ${first}`, [scope, other.organizationId]);
+          } else if (s.kind === 'own') {
+            await service.dataSource.query(`UPDATE twins SET owner_account_id = CASE WHEN $2 THEN $3::uuid END WHERE id IN ${first}`, [scope, s.mine, tenant.accountId]);
+          } else if (s.kind === 'characterise') {
+            await service.dataSource.query(`UPDATE twins SET characteristics = $2::text[] WHERE id IN ${first}`, [scope, s.characteristics]);
           } else if (s.kind === 'rename') {
             await service.dataSource.query(`UPDATE twins SET name = name || '!' WHERE id IN ${first}`, [scope]);
           } else if (s.kind === 'fold') {
