@@ -184,6 +184,33 @@ describe('positions: uploads, moves and tracks', () => {
     expectError(await track(alpha, twin, '?format=lines'), 400, { parameter: 'format' });
   });
 
+  it('answers pages of hundreds of points whole and in order, every member as stored', async () => {
+    // Pages longer than the parts PostgreSQL writes them in (100 features): the parts' order and joins.
+    const twin = await newTwin(alpha);
+    const count = 345;
+    const sent = Array.from({ length: count }, (_, i) => position([2.3 + i / 1e4, 48.8 - i / 1e5], at(-5, i), i % 3 === 0 ? {} : { accuracy: i / 8, speed: 1e-7 * i, heading: i % 360, altitude: -i }));
+    expect((await upload(alpha, twin, sent)).json()).toEqual({ meta: { received: count, new: count } });
+    const read: { geometry: { coordinates: number[] }; properties: Attributes }[] = [];
+    for (let url: string | undefined = `/twins/${twin}/track?page_size=230`; url; ) {
+      const page = await service.inject({ method: 'GET', url, headers: alpha.headers() });
+      expect(page.statusCode).toBe(200);
+      const body = page.json();
+      expect(body.numberReturned).toBe(body.features.length);
+      read.push(...body.features);
+      const next = (body.links as { rel: string; href: string }[]).find((link) => link.rel === 'next');
+      url = next ? `${new URL(next.href).pathname}${new URL(next.href).search}` : undefined;
+    }
+    expect(read).toHaveLength(count);
+    read.forEach((feature, i) => {
+      const { coordinates, occurred, ...more } = (sent[i] as { attributes: Attributes }).attributes;
+      expect(feature).toEqual({
+        type: 'Feature',
+        geometry: { type: 'Point', coordinates },
+        properties: { occurred, accuracy: null, speed: null, heading: null, altitude: null, ...more },
+      });
+    });
+  });
+
   it('draws a track as one line with its times, thinned by simplify in metres', async () => {
     const twin = await newTwin(alpha);
     // East along the equator, one vertex 2 m off the line: kept at 1 m, dropped at 5 m.

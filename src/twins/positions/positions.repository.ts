@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { notifyChangeSql, recordChangesSql } from '../../database/change-log.js';
+import { joinJsonParts, jsonArrayPartsSql } from '../../database/json-parts.js';
 import { rowShape } from '../../database/row-shape.js';
 import { Sql } from '../../database/sql.js';
 import { SqlParams } from '../../database/sql-params.js';
@@ -61,7 +62,9 @@ export interface TrackRow {
 }
 const TRACK_ROW = rowShape({ lon: 'float8', lat: 'float8', occurred: 'timestamptz', accuracy: 'float8?', speed: 'float8?', heading: 'float8?', altitude: 'float8?' });
 const OWN = rowShape({ own: 'boolean' });
-const TRACK_TEXT = rowShape({ own: 'boolean', features: 'text?', count: 'integer', last: 'text?' });
+const TRACK_PARTS = rowShape({ own: 'boolean', count: 'integer', last: 'text?', part: 'text?', g: 'integer?' });
+/** Point features a part of a track page (json-parts.ts): ~210 bytes each, a part ~21 kB. */
+const FEATURES_PER_PART = 100;
 const TRACK_LINE_TEXT = rowShape({ own: 'boolean', coordinates: 'text?', times: 'text?', returned: 'integer', count: 'integer', last: 'text?' });
 
 /** Which part of a twin's track to read: `since` inclusive, `until` exclusive, after a page's last `occurred`. */
@@ -134,7 +137,11 @@ export class PositionsRepository {
     return (await this.sql.one(OWN, `SELECT EXISTS (SELECT 1 FROM twins WHERE id = $2 AND organization_id = $1) AS own`, [organizationId, twinId])).own;
   }
 
-  /** A page of the twin's positions as GeoJSON Point features (JSON text built by PostgreSQL), oldest first. */
+  /**
+   * A page of the twin's positions as GeoJSON Point features (JSON text built by PostgreSQL), oldest first,
+   * read as parts of FEATURES_PER_PART features (json-parts.ts): one text of a 10,000-feature page (2 MB)
+   * cost Node a full collection of its heap per page.
+   */
   async trackFeatures(organizationId: string, twinId: string, range: TrackRange): Promise<{ own: boolean; features: string; count: number; last: string | null }> {
     const p = new SqlParams();
     const page = this.pageSql(p, organizationId, twinId, range);
@@ -142,23 +149,24 @@ export class PositionsRepository {
     // values and 24 ms concatenated; concat() writes each feature in one pass, where a chain of `||`
     // copies the growing text at every step. float8's text is its shortest exact form, valid JSON (finite, as read).
     const number = (column: string) => `coalesce(${column}::text, 'null')`;
-    const feature = `concat('{"type":"Feature","geometry":{"type":"Point","coordinates":[', ST_X(p.location), ',', ST_Y(p.location),
-                            ']},"properties":{"occurred":"', ${isoTimestampSql('p.occurred')}, '","accuracy":', ${number('p.accuracy')},
-                            ',"speed":', ${number('p.speed')}, ',"heading":', ${number('p.heading')}, ',"altitude":', ${number('p.altitude')}, '}}')`;
+    const feature = `concat('{"type":"Feature","geometry":{"type":"Point","coordinates":[', ST_X(t.location), ',', ST_Y(t.location),
+                            ']},"properties":{"occurred":"', ${isoTimestampSql('t.occurred')}, '","accuracy":', ${number('t.accuracy')},
+                            ',"speed":', ${number('t.speed')}, ',"heading":', ${number('t.heading')}, ',"altitude":', ${number('t.altitude')}, '}}')`;
     const size = p.add(range.size, '::int');
-    // One pass over the page in index order: row_number() numbers the rows as they come (no Sort: the
-    // page is already in `occurred` order), the features and the last instant are the first `size` of them,
-    // the count says whether one more follows.
-    const row = await this.sql.one(
-      TRACK_TEXT,
-      `SELECT EXISTS (SELECT 1 FROM twins t WHERE t.id = ${p.add(twinId, '::uuid')} AND t.organization_id = ${p.add(organizationId, '::uuid')}) AS own, f.*
-         FROM (SELECT string_agg(${feature}, ',' ORDER BY p.occurred) FILTER (WHERE p.n <= ${size}) AS features,
-                      count(*)::int AS count,
-                      ${isoTimestampSql(`max(p.occurred) FILTER (WHERE p.n <= ${size})`)} AS last
-                 FROM (SELECT q.*, row_number() OVER (ORDER BY q.occurred) AS n FROM (${page}) q) p) f`,
+    // `page`: the page and one more row (whether more follow), numbered `n` in `occurred` order as the
+    // index gives them (no Sort); the features and the last instant are the first `size` of them.
+    const rows = await this.sql.rows(
+      TRACK_PARTS,
+      `WITH page AS MATERIALIZED (SELECT q.*, row_number() OVER (ORDER BY q.occurred) AS n FROM (${page}) q)
+       SELECT EXISTS (SELECT 1 FROM twins t WHERE t.id = ${p.add(twinId, '::uuid')} AND t.organization_id = ${p.add(organizationId, '::uuid')}) AS own,
+              (SELECT count(*) FROM page)::int AS count,
+              (SELECT ${isoTimestampSql('max(k.occurred)')} FROM page k WHERE k.n <= ${size}) AS last,
+              f.part, f.g::int AS g
+         FROM (SELECT 1) one
+         LEFT JOIN LATERAL (${jsonArrayPartsSql(feature, `page t WHERE t.n <= ${size}`, FEATURES_PER_PART)}) f ON true`,
       p.values,
     );
-    return { own: row.own, features: `[${row.features ?? ''}]`, count: row.count, last: row.last };
+    return { own: rows[0].own, features: joinJsonParts(rows), count: rows[0].count, last: rows[0].last };
   }
 
   /**
