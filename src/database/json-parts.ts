@@ -18,7 +18,16 @@
  * statement need not sort the parts: joinJsonParts does, more cheaply than an ORDER BY over them.
  */
 export function jsonArrayPartsSql(item: string, from: string, itemsPerPart: number): string {
-  return `SELECT string_agg((${item})::text, ',' ORDER BY t.n) AS part, (t.n - 1) / ${itemsPerPart} AS g
+  return jsonArraysPartsSql({ part: item }, from, itemsPerPart);
+}
+
+/**
+ * Parts of several JSON arrays over the same rows (a line's coordinates and its times): a column of parts
+ * per array, named by `items`' keys, each read back with joinJsonParts of its column.
+ */
+export function jsonArraysPartsSql(items: Record<string, string>, from: string, itemsPerPart: number): string {
+  const parts = Object.entries(items).map(([column, item]) => `string_agg((${item})::text, ',' ORDER BY t.n) AS ${column}`);
+  return `SELECT ${parts.join(', ')}, (t.n - 1) / ${itemsPerPart} AS g
      FROM ${from}
     GROUP BY (t.n - 1) / ${itemsPerPart}`;
 }
@@ -36,9 +45,14 @@ export interface JsonPart {
  * V8's heap first; at 50 connections such strings outlived a scavenge and were promoted.
  */
 export function joinJsonParts(rows: readonly JsonPart[], open = '[', close = ']'): string {
-  const parts = rows.filter((row) => row.part !== null);
+  return joinJsonPartsOf(rows, 'part', open, close);
+}
+
+/** joinJsonParts of the column `column` of jsonArraysPartsSql's rows. */
+export function joinJsonPartsOf<C extends string>(rows: readonly ({ g: number | null } & Record<C, string | null>)[], column: C, open = '[', close = ']'): string {
+  const parts = rows.filter((row) => row[column] !== null);
   if (parts.length > 1) parts.sort((a, b) => a.g! - b.g!);
   let text = open;
-  parts.forEach((row, i) => (text = i === 0 ? text + row.part : text + ',' + row.part));
+  parts.forEach((row, i) => (text = i === 0 ? text + row[column] : text + ',' + row[column]));
   return text + close;
 }

@@ -184,10 +184,10 @@ describe('positions: uploads, moves and tracks', () => {
     expectError(await track(alpha, twin, '?format=lines'), 400, { parameter: 'format' });
   });
 
-  it('answers pages of hundreds of points whole and in order, every member as stored', async () => {
-    // Pages longer than the parts PostgreSQL writes them in (100 features): the parts' order and joins.
+  it('answers pages of hundreds of points, and their line, whole and in order, every member as stored', async () => {
+    // Pages longer than the parts PostgreSQL writes them in (100 features, 400 vertices): the parts' order and joins.
     const twin = await newTwin(alpha);
-    const count = 345;
+    const count = 845;
     const sent = Array.from({ length: count }, (_, i) => position([2.3 + i / 1e4, 48.8 - i / 1e5], at(-5, i), i % 3 === 0 ? {} : { accuracy: i / 8, speed: 1e-7 * i, heading: i % 360, altitude: -i }));
     expect((await upload(alpha, twin, sent)).json()).toEqual({ meta: { received: count, new: count } });
     const read: { geometry: { coordinates: number[] }; properties: Attributes }[] = [];
@@ -209,6 +209,16 @@ describe('positions: uploads, moves and tracks', () => {
         properties: { occurred, accuracy: null, speed: null, heading: null, altitude: null, ...more },
       });
     });
+    const line = await track(alpha, twin, '?format=line');
+    expect(line.statusCode).toBe(200);
+    const sentAttributes = sent.map((p) => (p as { attributes: { coordinates: number[]; occurred: string } }).attributes);
+    expect(line.json().features).toEqual([
+      {
+        type: 'Feature',
+        geometry: { type: 'LineString', coordinates: sentAttributes.map((a) => a.coordinates) },
+        properties: { times: sentAttributes.map((a) => a.occurred), positions: count },
+      },
+    ]);
   });
 
   it('draws a track as one line with its times, thinned by simplify in metres', async () => {

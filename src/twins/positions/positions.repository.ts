@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { notifyChangeSql, recordChangesSql } from '../../database/change-log.js';
-import { joinJsonParts, jsonArrayPartsSql } from '../../database/json-parts.js';
+import { joinJsonParts, joinJsonPartsOf, jsonArrayPartsSql, jsonArraysPartsSql } from '../../database/json-parts.js';
 import { rowShape } from '../../database/row-shape.js';
 import { Sql } from '../../database/sql.js';
 import { SqlParams } from '../../database/sql-params.js';
@@ -65,7 +65,9 @@ const OWN = rowShape({ own: 'boolean' });
 const TRACK_PARTS = rowShape({ own: 'boolean', count: 'integer', last: 'text?', part: 'text?', g: 'integer?' });
 /** Point features a part of a track page (json-parts.ts): ~210 bytes each, a part ~21 kB. */
 const FEATURES_PER_PART = 100;
-const TRACK_LINE_TEXT = rowShape({ own: 'boolean', coordinates: 'text?', times: 'text?', returned: 'integer', count: 'integer', last: 'text?' });
+const TRACK_LINE_PARTS = rowShape({ own: 'boolean', count: 'integer', last: 'text?', coordinates: 'text?', times: 'text?', g: 'integer?' });
+/** Vertices a part of a track's line: ~70 bytes each (coordinates and time), a part ~28 kB. */
+const VERTICES_PER_PART = 400;
 
 /** Which part of a twin's track to read: `since` inclusive, `until` exclusive, after a page's last `occurred`. */
 export interface TrackRange {
@@ -171,24 +173,31 @@ export class PositionsRepository {
 
   /**
    * A page of the twin's positions as one line (JSON text built by PostgreSQL): its coordinates and times
-   * as the members of two JSON arrays, in `occurred` order, and how many positions the page holds.
+   * as the members of two JSON arrays, in `occurred` order, read as parts (json-parts.ts) as the points
+   * are, and how many positions the page holds.
    */
   async trackLine(organizationId: string, twinId: string, range: TrackRange): Promise<{ own: boolean; coordinates: string; times: string; returned: number; count: number; last: string | null }> {
     const p = new SqlParams();
     const page = this.pageSql(p, organizationId, twinId, range);
     const size = p.add(range.size, '::int');
-    const row = await this.sql.one(
-      TRACK_LINE_TEXT,
-      `SELECT EXISTS (SELECT 1 FROM twins t WHERE t.id = ${p.add(twinId, '::uuid')} AND t.organization_id = ${p.add(organizationId, '::uuid')}) AS own, f.*
-         FROM (SELECT string_agg(concat('[', ST_X(p.location), ',', ST_Y(p.location), ']'), ',' ORDER BY p.occurred) FILTER (WHERE p.n <= ${size}) AS coordinates,
-                      string_agg(concat('"', ${isoTimestampSql('p.occurred')}, '"'), ',' ORDER BY p.occurred) FILTER (WHERE p.n <= ${size}) AS times,
-                      (count(*) FILTER (WHERE p.n <= ${size}))::int AS returned,
-                      count(*)::int AS count,
-                      ${isoTimestampSql(`max(p.occurred) FILTER (WHERE p.n <= ${size})`)} AS last
-                 FROM (SELECT q.*, row_number() OVER (ORDER BY q.occurred) AS n FROM (${page}) q) p) f`,
+    const parts = jsonArraysPartsSql(
+      { coordinates: `concat('[', ST_X(t.location), ',', ST_Y(t.location), ']')`, times: `concat('"', ${isoTimestampSql('t.occurred')}, '"')` },
+      `page t WHERE t.n <= ${size}`,
+      VERTICES_PER_PART,
+    );
+    const rows = await this.sql.rows(
+      TRACK_LINE_PARTS,
+      `WITH page AS MATERIALIZED (SELECT q.*, row_number() OVER (ORDER BY q.occurred) AS n FROM (${page}) q)
+       SELECT EXISTS (SELECT 1 FROM twins t WHERE t.id = ${p.add(twinId, '::uuid')} AND t.organization_id = ${p.add(organizationId, '::uuid')}) AS own,
+              (SELECT count(*) FROM page)::int AS count,
+              (SELECT ${isoTimestampSql('max(k.occurred)')} FROM page k WHERE k.n <= ${size}) AS last,
+              f.coordinates, f.times, f.g::int AS g
+         FROM (SELECT 1) one
+         LEFT JOIN LATERAL (${parts}) f ON true`,
       p.values,
     );
-    return { own: row.own, coordinates: row.coordinates ?? '', times: row.times ?? '', returned: row.returned, count: row.count, last: row.last };
+    const { own, count, last } = rows[0];
+    return { own, coordinates: joinJsonPartsOf(rows, 'coordinates', '', ''), times: joinJsonPartsOf(rows, 'times', '', ''), returned: Math.min(count, range.size), count, last };
   }
 
   /** A page of the twin's positions as rows (to be drawn as a line), oldest first: `size` of them, and one more when more follow. */
