@@ -1,4 +1,5 @@
 import type { CliCommand } from '../cli-command.js';
+import { simulateFleetCommand } from './fleet.command.js';
 import { migrateCommand } from './migrate.command.js';
 import { generatePlacesCommand, importPlacesCommand } from './places.commands.js';
 import {
@@ -18,5 +19,6 @@ export const commands: CliCommand[] = [
   revokeTokenCommand,
   generatePlacesCommand,
   importPlacesCommand,
+  simulateFleetCommand,
   migrateCommand,
 ];
