@@ -59,6 +59,18 @@ export function requireString(context: CliContext, name: string): string {
   return value;
 }
 
+/** A number option within bounds (`max` open when absent): anything else is a mistake in the call (exit 2), before any work. */
+export function numberOption(context: CliContext, name: string, { min, max, integer }: { min: number; max?: number; integer?: boolean }): number {
+  const raw = context.values[name];
+  const value = Number(raw);
+  const within = Number.isFinite(value) && value >= min && (max === undefined || value <= max) && (!integer || Number.isSafeInteger(value));
+  if (typeof raw !== 'string' || raw.trim() === '' || !within) {
+    const kind = integer ? 'an integer' : 'a number';
+    throw new CliUsageError(`--${name} must be ${kind} ${max === undefined ? `of at least ${min}` : `from ${min} to ${max}`}, got "${String(raw)}"`);
+  }
+  return value;
+}
+
 /** An option naming a resource by its id: a value that is not a UUID is a mistake in the call (exit 2), before any work. */
 export function uuidOption(context: CliContext, name: string, what: string): string {
   const value = requireString(context, name);

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { distanceMetres, FleetWalker, seededRandom } from '../../src/cli/fleet/fleet-walk';
+import { distanceMetres, FleetWalker } from '../../src/cli/fleet/fleet-walk';
+import { Prng } from '../../src/places/prng';
 
 /** The simulator's walk (simulate-fleet): steps as long as the speed says, on the map, repeatable by seed. */
 describe('fleet walk', () => {
@@ -12,7 +13,7 @@ describe('fleet walk', () => {
         fc.double({ min: 0.5, max: 60, noNaN: true }),
         fc.double({ min: 0.1, max: 30, noNaN: true }),
         (seed, lon, lat, cruise, seconds) => {
-          const walker = new FleetWalker(lon, lat, cruise, seededRandom(seed));
+          const walker = new FleetWalker(lon, lat, cruise, new Prng(seed));
           let at = { lon, lat };
           for (let i = 0; i < 50; i++) {
             const next = walker.step(seconds);
@@ -34,7 +35,7 @@ describe('fleet walk', () => {
   });
 
   it('goes straight on for the most part, away from where it started', () => {
-    const walker = new FleetWalker(2.35, 48.85, 10, seededRandom(7));
+    const walker = new FleetWalker(2.35, 48.85, 10, new Prng(7));
     const path = Array.from({ length: 120 }, () => walker.step(1));
     const end = path[path.length - 1];
     const straight = distanceMetres({ lon: 2.35, lat: 48.85 }, end);
@@ -45,7 +46,7 @@ describe('fleet walk', () => {
 
   it('draws the same path from the same seed, and another from another', () => {
     const path = (seed: number) => {
-      const walker = new FleetWalker(13.4, 52.5, 8, seededRandom(seed));
+      const walker = new FleetWalker(13.4, 52.5, 8, new Prng(seed));
       return Array.from({ length: 20 }, () => walker.step(2));
     };
     expect(path(42)).toEqual(path(42));

@@ -1,16 +1,6 @@
-import { FleetSetupError, FleetSimulator } from '../fleet/fleet-simulator.js';
-import { CliCommand, CliContext, CliUsageError, requireString, uuidOption } from '../cli-command.js';
+import { FleetSimulator } from '../fleet/fleet-simulator.js';
+import { CliCommand, CliContext, CliUsageError, numberOption, requireString, uuidOption } from '../cli-command.js';
 import type { Progress } from '../progress.js';
-
-/** A number option within bounds: anything else is a mistake in the call (exit 2). */
-function numberOption(context: CliContext, name: string, { min, max, integer }: { min: number; max: number; integer?: boolean }): number {
-  const raw = context.values[name];
-  const value = Number(raw);
-  if (typeof raw !== 'string' || raw.trim() === '' || !Number.isFinite(value) || value < min || value > max || (integer && !Number.isInteger(value))) {
-    throw new CliUsageError(`--${name} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, got "${String(raw)}"`);
-  }
-  return value;
-}
 
 function centerOption(context: CliContext): [number, number] {
   const raw = requireString(context, 'center');
@@ -61,10 +51,6 @@ export const simulateFleetCommand: CliCommand = {
     let summary;
     try {
       summary = await simulator.run();
-    } catch (error) {
-      // The set-up's refusals are the service's words, one line (exit 1).
-      if (error instanceof FleetSetupError) throw new Error(error.message);
-      throw error;
     } finally {
       progress?.stop();
     }

@@ -4,16 +4,8 @@ import { Sql } from '../../database/sql.js';
 import { EventBus } from '../../events/event-bus.js';
 import { writePlacesFile } from '../../places/place-generator.js';
 import { PlaceImporter } from '../../places/place-importer.js';
-import { CliCommand, CliUsageError, requireString, uuidOption } from '../cli-command.js';
+import { CliCommand, CliUsageError, numberOption, requireString, uuidOption } from '../cli-command.js';
 import type { Progress } from '../progress.js';
-
-const positiveInteger = (value: unknown, name: string): number => {
-  const number = Number(value);
-  if (typeof value !== 'string' || !/^\d+$/.test(value) || !Number.isSafeInteger(number) || number < 1) {
-    throw new CliUsageError(`--${name} must be a positive integer, got "${String(value)}"`);
-  }
-  return number;
-};
 
 const rate = (count: number, ms: number) => Math.round(count / Math.max(ms / 1000, 0.001));
 const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -31,7 +23,7 @@ export const generatePlacesCommand: CliCommand = {
   examples: ['generate-places --count 1000 --out places.geojson --seed 42', 'generate-places --count 1000000 --out /tmp/places-1m.geojson'],
   needsDatabase: false,
   async run(context) {
-    const count = positiveInteger(context.values.count, 'count');
+    const count = numberOption(context, 'count', { min: 1, integer: true });
     const out = resolve(context.cwd, requireString(context, 'out'));
     const seed = (context.values.seed as string | undefined) ?? String(Date.now());
     const progress = context.progress({ label: 'generating', total: count, unit: 'places' });
@@ -63,7 +55,7 @@ export const importPlacesCommand: CliCommand = {
     // What the call itself gets wrong is exit 2; what the import finds (an organization that does not exist,
     // a file that is not a FeatureCollection) fails it: exit 1, as for every command.
     const organization = uuidOption(context, 'organization', 'an organization');
-    const batchSize = positiveInteger(context.values['batch-size'], 'batch-size');
+    const batchSize = numberOption(context, 'batch-size', { min: 1, integer: true });
     if (context.positionals.length !== 1) throw new CliUsageError(`give exactly one FILE, got ${context.positionals.length}`);
     const file = resolve(context.cwd, context.positionals[0]);
     let total: number;

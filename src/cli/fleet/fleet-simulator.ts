@@ -1,4 +1,5 @@
-import { FleetWalker, seededRandom, type WalkPosition } from './fleet-walk.js';
+import { Prng } from '../../places/prng.js';
+import { FleetWalker, type WalkPosition } from './fleet-walk.js';
 
 /**
  * Moves twins of an organization the way a fleet's devices would (`simulate-fleet`): through the API, as a
@@ -44,9 +45,6 @@ export interface FleetSummary extends FleetProgress {
   elapsedMs: number;
 }
 
-/** A refusal that ends the run before it starts (a wrong token, an organization the token is not in). */
-export class FleetSetupError extends Error {}
-
 const JSON_API = 'application/vnd.api+json';
 /** How many twin details are read at once to find where each twin starts. */
 const SETUP_CONCURRENCY = 8;
@@ -71,7 +69,7 @@ export class FleetSimulator {
 
   /** The organization's first `twins` twins (in the order of `GET /my/twins/`), and where each is. */
   async vehicles(): Promise<Vehicle[]> {
-    const random = seededRandom(this.options.seed);
+    const random = new Prng(this.options.seed);
     const ids: string[] = [];
     let after = '';
     while (ids.length < this.options.twins) {
@@ -82,7 +80,7 @@ export class FleetSimulator {
       after = new URL(next).searchParams.get('page_after') ?? '';
     }
     if (ids.length < this.options.twins) {
-      throw new FleetSetupError(`the organization has ${ids.length} twin(s), fewer than --twins ${this.options.twins}: create more (POST /my/twins/) or ask for fewer`);
+      throw new Error(`the organization has ${ids.length} twin(s), fewer than --twins ${this.options.twins}: create more (POST /my/twins/) or ask for fewer`);
     }
     const chosen = ids.slice(0, this.options.twins);
     const starts: [number, number][] = new Array(chosen.length);
@@ -98,7 +96,7 @@ export class FleetSimulator {
     return chosen.map((id, i) => ({
       id,
       // Each vehicle its own speed around the fleet's, and its own stream of numbers.
-      walker: new FleetWalker(starts[i][0], starts[i][1], this.options.speed * (0.6 + random() * 0.8), seededRandom(this.options.seed + i + 1)),
+      walker: new FleetWalker(starts[i][0], starts[i][1], this.options.speed * (0.6 + random.next() * 0.8), new Prng(`${this.options.seed}:${i}`)),
       pending: [],
       uploading: null,
     }));
@@ -179,23 +177,23 @@ export class FleetSimulator {
     return { authorization: `Token ${this.options.token}`, 'x-organization': this.options.organization, accept: JSON_API };
   }
 
-  /** A GET of the set-up; any refusal ends the run with the service's own words. */
+  /** A GET of the set-up; any refusal ends the run (exit 1) with the service's own words, before anything moves. */
   private async get(path: string): Promise<Record<string, unknown>> {
     let response: Response;
     try {
       response = await fetch(`${this.options.url}${path}`, { headers: this.headers() });
     } catch (error) {
-      throw new FleetSetupError(`cannot reach ${this.options.url}: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`);
+      throw new Error(`cannot reach ${this.options.url}: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`);
     }
     const text = await response.text();
-    if (!response.ok) throw new FleetSetupError(`GET ${path} answered ${response.status}: ${errorDetail(text)}`);
+    if (!response.ok) throw new Error(`GET ${path} answered ${response.status}: ${errorDetail(text)}`);
     return JSON.parse(text) as Record<string, unknown>;
   }
 
   /** A start within ~2 km of the center, for a twin with no location yet. */
-  private scatter(random: () => number): [number, number] {
+  private scatter(random: Prng): [number, number] {
     const [lon, lat] = this.options.center;
-    return [lon + (random() - 0.5) * 0.05, lat + (random() - 0.5) * 0.03];
+    return [lon + (random.next() - 0.5) * 0.05, lat + (random.next() - 0.5) * 0.03];
   }
 }
 

@@ -1,3 +1,5 @@
+import type { Prng } from '../../places/prng.js';
+
 /**
  * Plausible paths for simulated vehicles (`simulate-fleet`): a correlated random walk on the sphere. Each
  * step keeps the heading but for a small drift, turns about a right angle now and then (a street corner),
@@ -13,18 +15,6 @@ const CORNER_CHANCE = 0.04;
 const DRIFT_DEGREES = 12;
 /** Latitudes beyond are turned back from (the map's Web Mercator ends at ±85.05°). */
 const MAX_LATITUDE = 84;
-
-/** A deterministic random number generator (mulberry32): numbers in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 export interface WalkPosition {
   lon: number;
@@ -44,18 +34,18 @@ export class FleetWalker {
     private lat: number,
     /** The vehicle's usual speed, metres per second. */
     private readonly cruise: number,
-    private readonly random: () => number,
+    private readonly random: Prng,
   ) {
-    this.heading = random() * 360;
+    this.heading = random.next() * 360;
     this.speed = cruise;
   }
 
   /** Where the vehicle is after `seconds` more. */
   step(seconds: number): WalkPosition {
-    const corner = this.random() < CORNER_CHANCE;
-    const turn = corner ? (this.random() < 0.5 ? -90 : 90) : (this.random() * 2 - 1) * DRIFT_DEGREES;
+    const corner = this.random.next() < CORNER_CHANCE;
+    const turn = corner ? (this.random.next() < 0.5 ? -90 : 90) : (this.random.next() * 2 - 1) * DRIFT_DEGREES;
     this.heading = (((this.heading + turn) % 360) + 360) % 360;
-    this.speed = Math.min(1.5 * this.cruise, Math.max(0.5 * this.cruise, this.speed * (0.9 + this.random() * 0.2)));
+    this.speed = Math.min(1.5 * this.cruise, Math.max(0.5 * this.cruise, this.speed * (0.9 + this.random.next() * 0.2)));
     const distance = this.speed * seconds;
     const bearing = this.heading / DEGREES;
     const was = this.lat;

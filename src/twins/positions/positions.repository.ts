@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { notifyChangeSql, recordChangesSql } from '../../database/change-log.js';
-import { joinJsonParts, joinJsonPartsOf, jsonArrayPartsSql, jsonArraysPartsSql } from '../../database/json-parts.js';
+import { joinJsonParts, joinJsonPartsOf, jsonArraysPartsSql } from '../../database/json-parts.js';
 import { rowShape } from '../../database/row-shape.js';
 import { Sql } from '../../database/sql.js';
 import { SqlParams } from '../../database/sql-params.js';
@@ -146,7 +146,6 @@ export class PositionsRepository {
    */
   async trackFeatures(organizationId: string, twinId: string, range: TrackRange): Promise<{ own: boolean; features: string; count: number; last: string | null }> {
     const p = new SqlParams();
-    const page = this.pageSql(p, organizationId, twinId, range);
     // Written as text, not json_build_object: a 10,000-feature page cost PostgreSQL 55 ms built as json
     // values and 24 ms concatenated; concat() writes each feature in one pass, where a chain of `||`
     // copies the growing text at every step. float8's text is its shortest exact form, valid JSON (finite, as read).
@@ -154,20 +153,7 @@ export class PositionsRepository {
     const feature = `concat('{"type":"Feature","geometry":{"type":"Point","coordinates":[', ST_X(t.location), ',', ST_Y(t.location),
                             ']},"properties":{"occurred":"', ${isoTimestampSql('t.occurred')}, '","accuracy":', ${number('t.accuracy')},
                             ',"speed":', ${number('t.speed')}, ',"heading":', ${number('t.heading')}, ',"altitude":', ${number('t.altitude')}, '}}')`;
-    const size = p.add(range.size, '::int');
-    // `page`: the page and one more row (whether more follow), numbered `n` in `occurred` order as the
-    // index gives them (no Sort); the features and the last instant are the first `size` of them.
-    const rows = await this.sql.rows(
-      TRACK_PARTS,
-      `WITH page AS MATERIALIZED (SELECT q.*, row_number() OVER (ORDER BY q.occurred) AS n FROM (${page}) q)
-       SELECT EXISTS (SELECT 1 FROM twins t WHERE t.id = ${p.add(twinId, '::uuid')} AND t.organization_id = ${p.add(organizationId, '::uuid')}) AS own,
-              (SELECT count(*) FROM page)::int AS count,
-              (SELECT ${isoTimestampSql('max(k.occurred)')} FROM page k WHERE k.n <= ${size}) AS last,
-              f.part, f.g::int AS g
-         FROM (SELECT 1) one
-         LEFT JOIN LATERAL (${jsonArrayPartsSql(feature, `page t WHERE t.n <= ${size}`, FEATURES_PER_PART)}) f ON true`,
-      p.values,
-    );
+    const rows = await this.sql.rows(TRACK_PARTS, this.pagePartsSql(p, organizationId, twinId, range, { part: feature }, FEATURES_PER_PART), p.values);
     return { own: rows[0].own, features: joinJsonParts(rows), count: rows[0].count, last: rows[0].last };
   }
 
@@ -178,24 +164,8 @@ export class PositionsRepository {
    */
   async trackLine(organizationId: string, twinId: string, range: TrackRange): Promise<{ own: boolean; coordinates: string; times: string; returned: number; count: number; last: string | null }> {
     const p = new SqlParams();
-    const page = this.pageSql(p, organizationId, twinId, range);
-    const size = p.add(range.size, '::int');
-    const parts = jsonArraysPartsSql(
-      { coordinates: `concat('[', ST_X(t.location), ',', ST_Y(t.location), ']')`, times: `concat('"', ${isoTimestampSql('t.occurred')}, '"')` },
-      `page t WHERE t.n <= ${size}`,
-      VERTICES_PER_PART,
-    );
-    const rows = await this.sql.rows(
-      TRACK_LINE_PARTS,
-      `WITH page AS MATERIALIZED (SELECT q.*, row_number() OVER (ORDER BY q.occurred) AS n FROM (${page}) q)
-       SELECT EXISTS (SELECT 1 FROM twins t WHERE t.id = ${p.add(twinId, '::uuid')} AND t.organization_id = ${p.add(organizationId, '::uuid')}) AS own,
-              (SELECT count(*) FROM page)::int AS count,
-              (SELECT ${isoTimestampSql('max(k.occurred)')} FROM page k WHERE k.n <= ${size}) AS last,
-              f.coordinates, f.times, f.g::int AS g
-         FROM (SELECT 1) one
-         LEFT JOIN LATERAL (${parts}) f ON true`,
-      p.values,
-    );
+    const items = { coordinates: `concat('[', ST_X(t.location), ',', ST_Y(t.location), ']')`, times: `concat('"', ${isoTimestampSql('t.occurred')}, '"')` };
+    const rows = await this.sql.rows(TRACK_LINE_PARTS, this.pagePartsSql(p, organizationId, twinId, range, items, VERTICES_PER_PART), p.values);
     const { own, count, last } = rows[0];
     return { own, coordinates: joinJsonPartsOf(rows, 'coordinates', '', ''), times: joinJsonPartsOf(rows, 'times', '', ''), returned: Math.min(count, range.size), count, last };
   }
@@ -205,6 +175,24 @@ export class PositionsRepository {
     const p = new SqlParams();
     const page = this.pageSql(p, organizationId, twinId, range);
     return this.sql.rows(TRACK_ROW, `SELECT ST_X(p.location) AS lon, ST_Y(p.location) AS lat, p.occurred, p.accuracy, p.speed, p.heading, p.altitude FROM (${page}) p ORDER BY p.occurred`, p.values);
+  }
+
+  /**
+   * A track page as parts (json-parts.ts): `own` (whether the organization has the twin), `count` (the
+   * page's rows and one more when more follow), `last` (the page's last instant) on every row, and the
+   * parts of `items` (JSON SQL of the position `t`) over the page's first `size` rows. The page is read
+   * in `occurred` order as the index gives it (no Sort), numbered `n`.
+   */
+  private pagePartsSql(p: SqlParams, organizationId: string, twinId: string, range: TrackRange, items: Record<string, string>, perPart: number): string {
+    const page = this.pageSql(p, organizationId, twinId, range);
+    const size = p.add(range.size, '::int');
+    return `WITH page AS MATERIALIZED (SELECT q.*, row_number() OVER (ORDER BY q.occurred) AS n FROM (${page}) q)
+       SELECT EXISTS (SELECT 1 FROM twins t WHERE t.id = ${p.add(twinId, '::uuid')} AND t.organization_id = ${p.add(organizationId, '::uuid')}) AS own,
+              (SELECT count(*) FROM page)::int AS count,
+              (SELECT ${isoTimestampSql('max(k.occurred)')} FROM page k WHERE k.n <= ${size}) AS last,
+              ${Object.keys(items).map((column) => `f.${column}`).join(', ')}, f.g::int AS g
+         FROM (SELECT 1) one
+         LEFT JOIN LATERAL (${jsonArraysPartsSql(items, `page t WHERE t.n <= ${size}`, perPart)}) f ON true`;
   }
 
   /** The twin's positions in range, in `occurred` order, one more than a page (whether more follow). */
