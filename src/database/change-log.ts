@@ -105,15 +105,19 @@ export interface RecordedChange {
 const NOTIFY_RESOURCE_MAX = 7600;
 
 /**
- * `pg_notify(channel, …)` of the change row aliased `c`, evaluated in the writing statement so that
- * PostgreSQL delivers it when, and only if, the transaction commits, in commit order. The payload is the
- * ChangeRow as JSON, without `resource` when that would not fit (listeners then read it by position).
+ * `pg_notify(channel, …)` of the change row aliased `c` when someone streams its twin (migration
+ * StreamedTwins), evaluated in the writing statement so that PostgreSQL delivers it when, and only if,
+ * the transaction commits, in commit order. The payload is the ChangeRow as JSON, without `resource`
+ * when that would not fit (listeners then read it by position). Must be evaluated over the rows the
+ * statement's change CTE returned: their positions were drawn under the twin's change-log lock, which
+ * the streams' registration takes too.
  */
 export function notifyChangeSql(channel: string, c = 'c'): string {
   const head = `'position', ${c}.position::text, 'kind', ${c}.kind, 'twin_id', ${c}.twin_id, 'subject_id', ${c}.subject_id, 'name', ${c}.name, 'category', ${c}.category`;
-  return `pg_notify('${channel}', CASE WHEN octet_length(${c}.resource) <= ${NOTIFY_RESOURCE_MAX}
-                                        THEN json_build_object(${head}, 'resource', ${c}.resource)
-                                        ELSE json_build_object(${head}) END::text)`;
+  return `CASE WHEN twin_is_streamed(${c}.twin_id)
+               THEN pg_notify('${channel}', CASE WHEN octet_length(${c}.resource) <= ${NOTIFY_RESOURCE_MAX}
+                                                 THEN json_build_object(${head}, 'resource', ${c}.resource)
+                                                 ELSE json_build_object(${head}) END::text) END`;
 }
 
 /** Rows pruned per statement: bounded work, short locks. */

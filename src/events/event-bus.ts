@@ -1,6 +1,8 @@
 import { Logger } from '@nestjs/common';
 import type { DatabaseNotifications } from '../database/notifications.js';
 import type { ChangeRow } from '../database/change-log.js';
+import type { Sql } from '../database/sql.js';
+import { StreamedTwins, type Unwatch } from './streamed-twins.js';
 
 /** One committed change of a timeline, as the event stream delivers it: an event's, or the twin's move. */
 export interface EventChange {
@@ -30,12 +32,18 @@ export function eventChangeOf(row: Pick<ChangeRow, 'position' | 'kind' | 'twin_i
 
 export type ChangeHandler = (change: EventChange) => void;
 
+/** Told when changes may have gone unannounced: every stream must end (its client resumes from the log). */
+export type MissedHandler = () => void;
+
 /**
  * Carries committed timeline changes to the open event streams.
  *
- * - `PostgresEventBus`: the write statements themselves call `pg_notify(channel, …)` (so a change is
- *   announced exactly when its transaction commits, by whichever instance wrote it) and one dedicated
- *   `LISTEN` connection per instance receives them: streams on every instance see every change.
+ * - `PostgresEventBus`: the write statements themselves call `pg_notify(channel, …)` for the twins
+ *   someone streams (so a change is announced exactly when its transaction commits, by whichever
+ *   instance wrote it) and one dedicated `LISTEN` connection per instance receives them: streams on
+ *   every instance see every change of their twin. Which twins are streamed is kept in the database
+ *   (StreamedTwins): a notifying transaction holds PostgreSQL's notification-queue lock through its
+ *   commit, so announcing every change would make every write of the database commit one at a time.
  * - `MemoryEventBus`: in-process delivery after commit. Used with the embedded database, which is a
  *   single PostgreSQL session behind a socket that interleaves the protocol messages of concurrent
  *   connections: a second, listening connection is not safe there, and that setup is one process anyway.
@@ -46,7 +54,9 @@ export abstract class EventBus {
   /** Called by the writer after its transaction committed. */
   abstract committed(change: EventChange): void;
   /** Starts delivering changes to `handler` (once); resolves when every later commit will be delivered. */
-  abstract listen(handler: ChangeHandler): Promise<void>;
+  abstract listen(handler: ChangeHandler, missed?: MissedHandler): Promise<void>;
+  /** Resolves when every later change of the twin will be announced, until the returned function is called. */
+  abstract watch(twinId: string): Promise<Unwatch>;
   abstract close(): Promise<void>;
 }
 
@@ -65,6 +75,11 @@ export class MemoryEventBus extends EventBus {
     this.handler ??= handler;
   }
 
+  /** Every change is handed over after commit: nothing to register. */
+  async watch(): Promise<Unwatch> {
+    return () => undefined;
+  }
+
   async close(): Promise<void> {
     this.handler = undefined;
   }
@@ -75,28 +90,38 @@ export class PostgresEventBus extends EventBus {
   readonly channel = EVENTS_CHANNEL;
   private subscribed: Promise<void> | undefined;
   private handler: ChangeHandler | undefined;
+  private missed: MissedHandler | undefined;
   private closed = false;
+  private readonly streamed: StreamedTwins;
 
   constructor(
     private readonly notifications: DatabaseNotifications,
+    sql: Sql,
     private readonly logger = new Logger('EventBus'),
   ) {
     super();
+    this.streamed = new StreamedTwins(sql, () => this.missed?.());
   }
 
   committed(): void {
     // PostgreSQL delivers the NOTIFY of the committed statement.
   }
 
-  listen(handler: ChangeHandler): Promise<void> {
+  listen(handler: ChangeHandler, missed?: MissedHandler): Promise<void> {
     if (this.closed) return Promise.reject(new Error('The event bus is closed.'));
     this.handler ??= handler;
+    this.missed ??= missed;
     this.subscribed ??= this.notifications.subscribe(EVENTS_CHANNEL, this.deliver);
     // A first connection that failed is retried by the listener; the next caller waits for it.
     return this.subscribed.catch((error: Error) => {
       this.subscribed = undefined;
       throw error;
     });
+  }
+
+  watch(twinId: string): Promise<Unwatch> {
+    if (this.closed) return Promise.reject(new Error('The event bus is closed.'));
+    return this.streamed.watch(twinId);
   }
 
   private readonly deliver = (payload: string): void => {
@@ -108,6 +133,7 @@ export class PostgresEventBus extends EventBus {
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.streamed.close();
   }
 }
 

@@ -293,12 +293,16 @@ export class EventStreams implements BeforeApplicationShutdown, OnApplicationShu
 
   /**
    * Opens a stream of the tenant's twin: after `start.after`, the changes since (replayed from the
-   * change log), or a `reset` and the changes after that position. Listens before the stream exists,
-   * so that nothing committed after the replay's first query can be missed; a failure to listen rejects
-   * here, before anything was sent.
+   * change log), or a `reset` and the changes after that position. Listens, and has the twin's changes
+   * announced, before the stream exists, so that nothing committed after the replay's first query can
+   * be missed; a failure to do either rejects here, before anything was sent.
    */
   async open(tenant: TwinTenant, start: StreamStart, options: OpenStreamOptions = {}): Promise<TimelineStream> {
-    await this.bus.listen((change) => this.enqueue(change));
+    await this.bus.listen(
+      (change) => this.enqueue(change),
+      () => this.endAll(),
+    );
+    const unwatch = await this.bus.watch(tenant.twin.id);
     const stream = new TimelineStream(
       tenant,
       start,
@@ -308,7 +312,10 @@ export class EventStreams implements BeforeApplicationShutdown, OnApplicationShu
           const change = eventChangeOf(row);
           return change ? [changeMessage({ ...change, data: row.resource })] : [];
         }),
-      (ended) => this.remove(ended),
+      (ended) => {
+        this.remove(ended);
+        unwatch();
+      },
       this.logger,
       options.signal,
       options.filter,
@@ -347,6 +354,11 @@ export class EventStreams implements BeforeApplicationShutdown, OnApplicationShu
   }
 
   beforeApplicationShutdown(): void {
+    this.endAll();
+  }
+
+  /** Ends every stream (what is queued is still delivered); their clients resume with `Last-Event-ID`. */
+  private endAll(): void {
     for (const streams of [...this.byTwin.values()]) for (const stream of [...streams]) stream.end();
   }
 

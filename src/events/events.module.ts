@@ -2,6 +2,7 @@ import { Module, type OnModuleInit } from '@nestjs/common';
 import { Metrics } from '../common/metrics/metrics.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DatabaseNotifications } from '../database/notifications.js';
+import { Sql } from '../database/sql.js';
 import { EventBus, MemoryEventBus, PostgresEventBus } from './event-bus.js';
 import { EventRetention } from './event-retention.js';
 import { EventStreams } from './event-streams.js';
@@ -21,9 +22,9 @@ import { IdempotencyModule } from '../common/idempotency/idempotency.module.js';
     EventRetention,
     {
       provide: EventBus,
-      inject: [APP_CONFIG, DatabaseNotifications],
-      useFactory: (config: AppConfig, notifications: DatabaseNotifications | null): EventBus =>
-        config.eventBus === 'postgres' && notifications ? new PostgresEventBus(notifications) : new MemoryEventBus(),
+      inject: [APP_CONFIG, DatabaseNotifications, Sql],
+      useFactory: (config: AppConfig, notifications: DatabaseNotifications | null, sql: Sql): EventBus =>
+        config.eventBus === 'postgres' && notifications ? new PostgresEventBus(notifications, sql) : new MemoryEventBus(),
     },
   ],
   exports: [EventsService, EventBus],

@@ -211,6 +211,7 @@ const SCOPES: Record<string, (world: string) => string> = {
   webhook_deliveries: (o) => `webhook_id IN (SELECT id FROM webhooks WHERE organization_id = ${o})`,
   webhook_attempts: (o) => `webhook_id IN (SELECT id FROM webhooks WHERE organization_id = ${o})`,
   revenue_entries: (o) => `quest_id IN (SELECT id FROM quests WHERE organization_id = ${o}) OR twin_id IN (SELECT id FROM twins WHERE organization_id = ${o})`,
+  streamed_twins: (o) => `twin_id IN (SELECT id FROM twins WHERE organization_id = ${o})`,
 };
 
 /**

@@ -41,3 +41,18 @@ export const changeLogState = defineTable(
   },
   { checks: [{ name: 'change_log_state_singleton_check', expression: 'singleton' }] },
 );
+
+/**
+ * The twins with an open event stream, per instance (migration StreamedTwins): the writes announce a
+ * change only when its twin is here (src/events/streamed-twins.ts keeps it).
+ */
+export const streamedTwins = defineTable(
+  'streamed_twins',
+  {
+    twin_id: { type: 'uuid', primary: true, primaryKeyConstraintName: 'streamed_twins_pkey' },
+    instance_id: { type: 'uuid', primary: true, primaryKeyConstraintName: 'streamed_twins_pkey' },
+    /** Kept ahead by the instance while it lives; any instance deletes rows past it (an instance that died). */
+    expires: { type: 'timestamptz' },
+  },
+  { indices: [{ name: 'streamed_twins_instance_idx', columns: ['instance_id'] }] },
+);

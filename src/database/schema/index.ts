@@ -3,7 +3,7 @@
  * service, and everything that reads or writes a table takes its columns from here.
  */
 import { accessTokens, accounts, memberships } from './accounts.js';
-import { changeLogState, changes } from './changes.js';
+import { changeLogState, changes, streamedTwins } from './changes.js';
 import { events, idempotencyKeys } from './events.js';
 import { geofences } from './geofences.js';
 import { images } from './images.js';
@@ -16,6 +16,6 @@ import { twins } from './twins.js';
 import { webhookAttempts, webhookDeliveries, webhooks } from './webhooks.js';
 
 export * from './table.js';
-export { accessTokens, accounts, changeLogState, changes, events, geofences, idempotencyKeys, images, memberships, organizations, positions, questTasks, quests, revenueEntries, serviceKeys, twins, webhookAttempts, webhookDeliveries, webhooks };
+export { accessTokens, accounts, changeLogState, changes, events, geofences, idempotencyKeys, images, memberships, organizations, positions, questTasks, quests, revenueEntries, serviceKeys, streamedTwins, twins, webhookAttempts, webhookDeliveries, webhooks };
 
-export const tables = [organizations, accounts, memberships, accessTokens, twins, positions, events, idempotencyKeys, images, quests, questTasks, revenueEntries, serviceKeys, changes, changeLogState, webhooks, webhookDeliveries, webhookAttempts, geofences];
+export const tables = [organizations, accounts, memberships, accessTokens, twins, positions, events, idempotencyKeys, images, quests, questTasks, revenueEntries, serviceKeys, changes, changeLogState, streamedTwins, webhooks, webhookDeliveries, webhookAttempts, geofences];
