@@ -10,8 +10,8 @@
 // - an upload is one statement: the twin locked, the positions inserted from column arrays (unnest) with
 //   ON CONFLICT DO NOTHING, the twin moved to the newest stored position when it is newer than its
 //   location, the `twin.moved` change row (its position drawn by the changes table's trigger), the
-//   geofence crossings of the new positions (events and their changes), every change's pg_notify, as the
-//   service's statement does (SQL_UPLOAD);
+//   geofence crossings of the new positions (events and their changes), every change's pg_notify when
+//   someone streams the twin (the schema's `twin_is_streamed`), as the service's statement does (SQL_UPLOAD);
 // - a track page is JSON text built by PostgreSQL (concatenated, see trackPointsSql), in rows of 100
 //   features (~21 kB) that Node joins: one 2 MB row makes pg grow its read buffer step by step (as
 //   raw-server.mjs's long listings);
@@ -98,7 +98,7 @@ const notifyPayload = (c) => `CASE WHEN octet_length(${c}.resource) <= ${NOTIFY_
  *   the box of the step's two points)
  *   is a `geofence.entered` / `geofence.exited` event of the twin's timeline (ids time-ordered in the
  *   order of `occurred`) and its change;
- * - every change is announced (pg_notify) in position order, the move's first.
+ * - every change is announced (pg_notify) in position order, the move's first, when the twin is streamed.
  */
 const SQL_UPLOAD = `WITH ${AUTH},
 tw AS MATERIALIZED (
@@ -142,7 +142,7 @@ gc AS (
   SELECT e.organization_id, e.twin_id, e.name, e.id, e.name, e.category, ${eventJson('e')} FROM ev e ORDER BY e.id
   RETURNING position, kind, twin_id, subject_id, name, category, resource)
 SELECT a.org, EXISTS (SELECT 1 FROM tw) AS own, (SELECT count(*) FROM stored)::int AS new,
-       (SELECT count(*) FROM (SELECT pg_notify('${NOTIFY_CHANNEL}', ${notifyPayload('x')}) FROM (SELECT * FROM c UNION ALL SELECT * FROM gc) x ORDER BY x.position) n) AS notified
+       (SELECT count(*) FROM (SELECT CASE WHEN twin_is_streamed(x.twin_id) THEN pg_notify('${NOTIFY_CHANNEL}', ${notifyPayload('x')}) END FROM (SELECT * FROM c UNION ALL SELECT * FROM gc) x ORDER BY x.position) n) AS notified
   FROM a`;
 
 /**

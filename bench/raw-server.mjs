@@ -17,7 +17,8 @@
 //   that Node joins: pg assembles a long row in a buffer it doubles, memory outside V8's heap whose
 //   growth starts full garbage collections (PARTS below);
 // - writes (POST/PATCH events, embark) are single statements with data-modifying CTEs, including the
-//   pg_notify the service's event stream relies on.
+//   pg_notify the service's event stream relies on, made (as the service's) only for a twin someone
+//   streams (the schema's `twin_is_streamed`: a NOTIFY makes every notifying commit wait in one queue).
 // Input validation of request documents is real (same limits as the service); error answers are
 // JSON:API errors but need not match the service's word for word.
 //
@@ -112,8 +113,8 @@ const EVENT_JSON = `json_build_object('type', 'events', 'id', e.id, 'attributes'
 const CHANGE = (kind) => `c AS (INSERT INTO changes (organization_id, twin_id, kind, subject_id, name, category, resource)
       SELECT e.organization_id, e.twin_id, '${kind}', e.id, e.name, e.category, ${EVENT_JSON}::text FROM e
       RETURNING position, kind, twin_id, subject_id, name, category, resource)`;
-const NOTIFY = `pg_notify('${NOTIFY_CHANNEL}', json_build_object('position', c.position::text, 'kind', c.kind, 'twin_id', c.twin_id, 'subject_id', c.subject_id,
-    'name', c.name, 'category', c.category, 'resource', CASE WHEN octet_length(c.resource) <= ${NOTIFY_PAYLOAD_MAX} THEN c.resource END)::text)`;
+const NOTIFY = `CASE WHEN twin_is_streamed(c.twin_id) THEN pg_notify('${NOTIFY_CHANNEL}', json_build_object('position', c.position::text, 'kind', c.kind, 'twin_id', c.twin_id, 'subject_id', c.subject_id,
+    'name', c.name, 'category', c.category, 'resource', CASE WHEN octet_length(c.resource) <= ${NOTIFY_PAYLOAD_MAX} THEN c.resource END)::text) END`;
 
 /**
  * The full form of a quest `q` whose twin is `t` and whose original's twin is `ot` (may be NULL);

@@ -66,9 +66,12 @@ export function geofenceCrossingsSql(steps: string): string {
 
 /**
  * The crossings a statement recorded for the twin `twin` (SQL), as a JSON array text of change rows in
- * position order (null when none), for the bus that announces after commit.
+ * position order (null when none), for the bus that announces after commit; NULL when the bus has a
+ * channel (`channel`: the statement announces them itself, and ~400 bytes a crossing would go unread).
  */
-export const crossingChangesJsonSql = (twin: string): string =>
-  `(SELECT json_agg(json_build_object('position', gc.position::text, 'kind', gc.kind, 'twin_id', gc.twin_id, 'subject_id', gc.subject_id,
+export const crossingChangesJsonSql = (twin: string, channel: string | null): string =>
+  channel !== null
+    ? 'NULL::text'
+    : `(SELECT json_agg(json_build_object('position', gc.position::text, 'kind', gc.kind, 'twin_id', gc.twin_id, 'subject_id', gc.subject_id,
                                       'name', gc.name, 'category', gc.category, 'resource', gc.resource) ORDER BY gc.position)::text
       FROM geofence_changes gc WHERE gc.twin_id = ${twin})`;

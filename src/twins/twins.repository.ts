@@ -101,7 +101,7 @@ const locationPositionSql = (before: string) => `written_positions AS (
          SELECT t.organization_id, t.id AS twin_id, t.location_occurred AS occurred, t.location, ${before} AS before FROM t WHERE t.location IS NOT NULL
        ), ${geofenceCrossingsSql('steps')}`;
 const movedSelect = (channel: string | null) =>
-  `(SELECT m.position::text FROM moves m) AS moved_position, (SELECT m.resource FROM moves m) AS moved_resource, ${crossingChangesJsonSql('t.id')} AS crossings` +
+  `(SELECT m.position::text FROM moves m) AS moved_position, (SELECT m.resource FROM moves m) AS moved_resource, ${crossingChangesJsonSql('t.id', channel)} AS crossings` +
   (channel ? `, ${notifyTwinChangesSql(channel, 'moves', 't.id')} AS notified` : '');
 const NOT_MOVED = `NULL::text AS moved_position, NULL::text AS moved_resource, NULL::text AS crossings`;
 

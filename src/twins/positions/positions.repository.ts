@@ -125,7 +125,7 @@ export class PositionsRepository {
           WHERE o.was_occurred IS NULL OR s.occurred > o.was_occurred
          WINDOW w AS (PARTITION BY s.twin_id ORDER BY s.occurred)
        ), ${geofenceCrossingsSql('steps')}
-       SELECT o.id AS twin_id, coalesce(n.stored, 0)::int AS stored, c.position::text AS position, c.resource, ${crossingChangesJsonSql('o.id')} AS crossings
+       SELECT o.id AS twin_id, coalesce(n.stored, 0)::int AS stored, c.position::text AS position, c.resource, ${crossingChangesJsonSql('o.id', channel)} AS crossings
               ${channel ? `, ${notifyTwinChangesSql(channel, 'c', 'o.id')} AS notified` : ''}
          FROM owned o
          LEFT JOIN (SELECT s.twin_id, count(*) AS stored FROM stored s GROUP BY s.twin_id) n ON n.twin_id = o.id
