@@ -19,11 +19,13 @@
 //      only: the machine's PostgreSQL runs without autovacuum), then after VACUUM ANALYZE positions.
 //      Target: < 50 ms at 10M, as fast as at 1M.
 //
-//   d. reads (not in the default --only): the service alone; readers ask --reads-rate (40) reads a second
-//      (open loop: tiles of zooms 6-14 over the area the fleet moves in, and the geo listing of it, in
-//      turn) for --reads-seconds (20), first with nothing moving, then while --reads-fleet (500) devices
-//      move their own twins once a second in that area, for --reads-rounds (2) rounds: the reads' p50/p99
-//      still and moving. Target: as fast as before while a fleet moves.
+//   d. reads (not in the default --only): readers ask --reads-rate (40) reads a second (open loop: tiles
+//      of zooms 6-14 over the area the fleet moves in, and the geo listing of it, in turn) for
+//      --reads-seconds (20), first with nothing moving, then while --reads-fleet (500) devices move their
+//      own twins once a second in that area, for --reads-rounds (2) rounds: the reads' p50/p99 still and
+//      moving. The service, then the hand-written servers: bench/raw-server.mjs answers the reads and
+//      bench/raw-positions.mjs the moves (an idle service beside them folds the grid, as for every
+//      baseline). Target: as fast as before while a fleet moves.
 //
 // Before anything is measured both servers answer the same requests (uploads, their effects on the twin
 // and the change log, refused documents, track pages, cursors, lines): a difference aborts the run
@@ -83,7 +85,7 @@ const settings = {
 };
 const TARGETS = { fleetPositionsPerSecond: 20_000, manyP99Ms: 100, trackMs: 50, minRatio: 0.85 };
 const servicePort = num('port', 3330);
-const ports = { service: servicePort, raw: servicePort + 1, beside: servicePort + 2 };
+const ports = { service: servicePort, raw: servicePort + 1, beside: servicePort + 2, reader: servicePort + 3 };
 /** The baseline is measured with an idle service beside it (see turn); --alone measures it by itself. */
 const beside = !flag('alone');
 const base = (process.env.PGURL_BASE ?? 'postgresql://postgres@127.0.0.1:5432').replace(/\/$/, '');
@@ -97,6 +99,18 @@ const CONTENT = 'application/vnd.api+json';
 function startServer(who) {
   const common = { NODE_ENV: 'production', DATABASE_URL: url, CURSOR_SECRET: BENCH_CURSOR_SECRET };
   const stdio = process.env.BENCH_VERBOSE ? 'inherit' : 'pipe';
+  if (who === 'reader') {
+    // The hand-written server of the reads (tiles, the geo listing), beside the baseline of the moves.
+    const reader = fork(join(root, 'bench/raw-server.mjs'), [], {
+      cwd: root,
+      env: { ...process.env, ...common, NODE_OPTIONS: SERVICE_NODE_OPTIONS, PORT: String(ports.reader), METRICS_PORT: '0' },
+      stdio: ['ignore', 'ignore', stdio, 'ipc'],
+    });
+    let tail = '';
+    reader.stderr?.on('data', (chunk) => (tail = (tail + chunk).slice(-3000)));
+    reader.tail = () => tail;
+    return reader;
+  }
   const child =
     who !== 'raw'
       ? spawn(process.execPath, [join(root, 'dist/src/main.js')], {
@@ -122,7 +136,7 @@ async function withServer(who, work) {
   const kill = () => child.kill('SIGKILL');
   process.once('exit', kill);
   try {
-    await waitReady(ports[who], child, { service: 'the service', raw: 'the baseline', beside: 'the service beside the baseline' }[who]).catch((error) => {
+    await waitReady(ports[who], child, { service: 'the service', raw: 'the baseline', beside: 'the service beside the baseline', reader: 'the hand-written reads server' }[who]).catch((error) => {
       throw new Error(`${error.message}\n${child.tail()}`);
     });
     return await work(ports[who], child);
@@ -138,7 +152,7 @@ async function settleDb(db, checkpoint = true) {
   for (let quiet = 0; quiet < 3 && Date.now() - started < 60_000; ) {
     const { rows } = await db.query(
       `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'
-          AND application_name IN ('twin-service', 'twin-bench-raw-positions')`,
+          AND application_name IN ('twin-service', 'twin-bench-raw-positions', 'twin-bench-raw')`,
     );
     quiet = rows[0].n === 0 ? quiet + 1 : 0;
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -434,12 +448,12 @@ function readRequests(t) {
 }
 
 /**
- * Reads while a fleet moves: the service alone, readers in an open loop over the fleet's area, first with
- * nothing moving, then beside --reads-fleet devices moving once a second; rounds alternate.
+ * Reads while a fleet moves: readers in an open loop over the fleet's area, first with nothing moving,
+ * then beside --reads-fleet devices moving once a second; rounds alternate. The service answers both;
+ * then the hand-written servers (reads: raw-server.mjs, moves: raw-positions.mjs, the idle service beside).
  */
 async function readsScenario(db, t) {
   const twins = await makeTwins(db, t.organizationId, 'reads fleet', settings.readsFleet);
-  const { move, ok: moved } = mover(t, twins);
   const reads = readRequests(t);
   let next = 0;
   const read = () => reads[next++ % reads.length];
@@ -455,31 +469,38 @@ async function readsScenario(db, t) {
   // This machine's PostgreSQL runs without autovacuum: the dead rows of earlier moves (grid cells, twins)
   // would weigh on every read. Each phase starts from a vacuumed table, as autovacuum keeps one.
   const vacuum = () => db.query('VACUUM (ANALYZE) twins, twin_tile_cells');
-  await settleDb(db);
-  await withServer('service', async (port, child) => {
-    // The fleet's twins are placed once, so the first moving phase does not measure their first positions.
-    await openLoop({ port, devices: settings.readsFleet, periodMs: 1000, next: move, ok: moved, warmup: 0, seconds: 3 });
+  const measure = async (who, readPort, movePort, pids) => {
+    const { move, ok: moved } = mover(t, twins);
+    // The fleet's twins are placed (or moved on) once, so the first moving phase does not measure their first positions.
+    await openLoop({ port: movePort, devices: settings.readsFleet, periodMs: 1000, next: move, ok: moved, warmup: 0, seconds: 3 });
     for (let round = 1; round <= settings.readsRounds; round++) {
       for (const moving of [false, true]) {
         await settleDb(db, false);
         await vacuum();
-        const w = windowed({ server: child.pid });
+        const w = windowed(pids);
         byKind = new Map();
-        const loads = [openLoop({ port, devices: settings.readsRate, periodMs: 1000, next: read, ok: readOk, warmup: settings.warmup, seconds: settings.readsSeconds, onWindow: w.onWindow })];
-        if (moving) loads.push(openLoop({ port, devices: settings.readsFleet, periodMs: 1000, next: move, ok: moved, warmup: settings.warmup, seconds: settings.readsSeconds }));
+        const loads = [openLoop({ port: readPort, devices: settings.readsRate, periodMs: 1000, next: read, ok: readOk, warmup: settings.warmup, seconds: settings.readsSeconds, onWindow: w.onWindow })];
+        if (moving) loads.push(openLoop({ port: movePort, devices: settings.readsFleet, periodMs: 1000, next: move, ok: moved, warmup: settings.warmup, seconds: settings.readsSeconds }));
         const [r, f] = await Promise.all(loads);
         const kinds = Object.fromEntries([...byKind].map(([kind, ms]) => [kind, latencySummary(ms)]));
-        const phase = { round, moving, reads: { perSecond: r.achievedPerSecond, p50: r.p50, p99: r.p99, max: r.max, errors: r.errors, errorKinds: r.errorKinds, kinds }, cpu: w.split };
+        const phase = { who, round, moving, reads: { perSecond: r.achievedPerSecond, p50: r.p50, p99: r.p99, max: r.max, errors: r.errors, errorKinds: r.errorKinds, kinds }, cpu: w.split };
         if (f) phase.fleet = { movesPerSecond: f.achievedPerSecond, p50: f.p50, p99: f.p99, errors: f.errors };
         phases.push(phase);
-        log(`reads round ${round} ${moving ? `with ${settings.readsFleet} devices moving` : 'still'}: ${r.achievedPerSecond}/s, p50 ${r.p50} p99 ${r.p99} max ${r.max} ms, errors ${r.errors}${f ? `; fleet ${f.achievedPerSecond} moves/s, p99 ${f.p99} ms, errors ${f.errors}` : ''}; cpu ${JSON.stringify(w.split)}`);
+        log(`reads ${who} round ${round} ${moving ? `with ${settings.readsFleet} devices moving` : 'still'}: ${r.achievedPerSecond}/s, p50 ${r.p50} p99 ${r.p99} max ${r.max} ms, errors ${r.errors}${f ? `; fleet ${f.achievedPerSecond} moves/s, p99 ${f.p99} ms, errors ${f.errors}` : ''}; cpu ${JSON.stringify(w.split)}`);
         log(`  p50 / p99 ms by kind: ${Object.entries(kinds).map(([kind, k]) => `${kind} ${k.p50} / ${k.p99}`).join(', ')}`);
       }
     }
-  });
-  const pick = (moving, key) => phases.filter((p) => p.moving === moving).map((p) => p.reads[key]);
+  };
+  await settleDb(db);
+  for (const who of ordered()) {
+    if (who === 'service') await withServer('service', (port, child) => measure(who, port, port, { server: child.pid }));
+    // The two hand-written servers count as the server (reads) and beside it (moves); the idle service's fold is PostgreSQL's.
+    else await withServer('beside', () => withServer('reader', (readPort, reader) => withServer('raw', (movePort, raw) => measure(who, readPort, movePort, { server: reader.pid, beside: raw.pid }))));
+  }
   const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-  return { tiles: reads.filter((r) => r.kind === 'tile').length, phases, p50Ratio: round2(median(pick(true, 'p50')) / median(pick(false, 'p50'))), p99Ratio: round2(median(pick(true, 'p99')) / median(pick(false, 'p99'))) };
+  const pick = (who, moving, key) => median(phases.filter((p) => p.who === who && p.moving === moving).map((p) => p.reads[key]));
+  const summary = (who) => ({ p50Ratio: round2(pick(who, true, 'p50') / pick(who, false, 'p50')), p99Ratio: round2(pick(who, true, 'p99') / pick(who, false, 'p99')) });
+  return { tiles: reads.filter((r) => r.kind === 'tile').length, phases, ...summary('service'), raw: ordered().includes('raw') ? summary('raw') : undefined };
 }
 
 async function manyScenario(db, t) {
@@ -638,7 +659,7 @@ function noisy(run) {
     for (const c of run.many?.closed ?? []) check(`closed c${c.connections} ${who}`, c[who]);
     for (const stage of run.track?.stages ?? []) for (const r of [...stage.asLoaded, ...stage.rows]) check(`track ${stage.positions} ${r.format} c${r.connections} ${who}`, r[who]);
   }
-  for (const p of run.reads?.phases ?? []) check(`reads round ${p.round} ${p.moving ? 'moving' : 'still'}`, p);
+  for (const p of run.reads?.phases ?? []) check(`reads ${p.who ?? 'service'} round ${p.round} ${p.moving ? 'moving' : 'still'}`, p);
   return rows;
 }
 
@@ -666,10 +687,14 @@ function table(run) {
     }
   }
   if (run.reads) {
-    for (const p of run.reads.phases) {
-      lines.push(`| reads round ${p.round}, ${p.moving ? `${settings.readsFleet} devices moving (p99 of the moves ${p.fleet.p99} ms)` : 'nothing moving'}: reads/s, p50 / p99 ms, errors | ${p.reads.perSecond}, ${p.reads.p50} / ${p.reads.p99}, ${p.reads.errors} | | | |`);
+    const cell = (p) => (p ? `${p.reads.perSecond}, ${p.reads.p50} / ${p.reads.p99}, ${p.reads.errors}${p.fleet ? ` (moves' p99 ${p.fleet.p99})` : ''}` : '');
+    const of = (who, round, moving) => run.reads.phases.find((p) => (p.who ?? 'service') === who && p.round === round && p.moving === moving);
+    for (let round = 1; round <= settings.readsRounds; round++) {
+      for (const moving of [false, true]) {
+        lines.push(`| reads round ${round}, ${moving ? `${settings.readsFleet} devices moving` : 'nothing moving'}: reads/s, p50 / p99 ms, errors | ${cell(of('service', round, moving))} | ${cell(of('raw', round, moving))} | | |`);
+      }
     }
-    lines.push(`| reads: moving / still, p50 and p99 | ${run.reads.p50Ratio} / ${run.reads.p99Ratio} | | | as before |`);
+    lines.push(`| reads: moving / still, p50 and p99 | ${run.reads.p50Ratio} / ${run.reads.p99Ratio} | ${run.reads.raw ? `${run.reads.raw.p50Ratio} / ${run.reads.raw.p99Ratio}` : ''} | | as before |`);
   }
   return lines.join('\n');
 }
