@@ -99,6 +99,21 @@ describeOnPostgres('streamed twins: only the changes of streamed twins are annou
     await markerStream.return?.();
   });
 
+  it('a stream opened again right after the last one of its twin closed is registered and announced', async () => {
+    const twin = await siblingOf('Reopened');
+    for (let round = 0; round < 10; round++) {
+      const first = await events.stream(twin, undefined);
+      await first.return?.();
+      // The removal starts as the stream closes; the registration that follows must survive it.
+      const again = await events.stream(twin, undefined);
+      expect(await registrations(twin.twin.id)).toBe(1);
+      const written = await create(`round ${round}`, twin);
+      await announcedOf(written.id);
+      expect((await nextChange(again)).id).toBe(written.id);
+      await again.return?.();
+    }
+  });
+
   it('a write that waited for the twin behind a registration sees it and is announced (the registry is read after the lock)', async () => {
     const twin = await siblingOf('Raced');
     // A registration caught between its lock and its commit, as StreamedTwins makes it, by hand.
