@@ -101,6 +101,10 @@ export class PostgresEventBus extends EventBus {
   ) {
     super();
     this.streamed = new StreamedTwins(sql, () => this.missed?.());
+    // Notifications sent while the listening connection was down are lost: the streams must resume from the log.
+    notifications.onConnection((listening) => {
+      if (!listening) this.missed?.();
+    });
   }
 
   committed(): void {

@@ -41,8 +41,8 @@ export class StreamedTwins {
 
   constructor(
     private readonly sql: Sql,
-    /** Called when registrations may have lapsed: every stream must end. */
-    private readonly lapsed: () => void,
+    /** Called when registrations may have lapsed, so changes may have gone unannounced: every stream must end. */
+    private readonly missed: () => void,
     private readonly logger = new Logger('StreamedTwins'),
   ) {}
 
@@ -132,7 +132,7 @@ export class StreamedTwins {
       this.renewedAt = startedAt;
     } catch (error) {
       this.logger.warn(`renewing the stream registrations failed: ${(error as Error).message}`);
-      if (Date.now() - this.renewedAt > RENEWAL_GRACE_MS && this.watches.size > 0) this.lapsed();
+      if (Date.now() - this.renewedAt > RENEWAL_GRACE_MS && this.watches.size > 0) this.missed();
     }
   }
 }

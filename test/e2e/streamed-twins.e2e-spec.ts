@@ -3,6 +3,7 @@ import type { TwinTenant } from '../../src/common/auth/tenant';
 import { readLastEventId, type StreamMessage } from '../../src/events/event-streams';
 import { EventsService } from '../../src/events/events.service';
 import { EVENTS_CHANNEL } from '../../src/events/event-bus';
+import { DatabaseNotifications } from '../../src/database/notifications';
 import { embeddedDatabase, TestApp } from '../support/test-app';
 
 /**
@@ -112,6 +113,34 @@ describeOnPostgres('streamed twins: only the changes of streamed twins are annou
       expect((await nextChange(again)).id).toBe(written.id);
       await again.return?.();
     }
+  });
+
+  it("ends every stream when the instance's listening connection drops (what was announced meanwhile is lost; clients resume from the log)", async () => {
+    const twin = await siblingOf('Dropped');
+    const stream = await events.stream(twin, undefined);
+    const before = await create('before the drop', twin);
+    expect((await nextChange(stream)).id).toBe(before.id);
+    // This app's own listening connection, not another test file's.
+    const listening = (app.app.get(DatabaseNotifications) as unknown as { client?: { processID?: number } }).client;
+    expect(listening?.processID).toEqual(expect.any(Number));
+    await app.dataSource.query(`SELECT pg_terminate_backend($1)`, [listening!.processID]);
+    const ended = await Promise.race([
+      (async () => {
+        for (;;) if ((await stream.next()).done) return true;
+      })(),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5000)),
+    ]);
+    expect(ended).toBe(true);
+    // Once listening again, a new stream of the twin is announced to as before.
+    const until = Date.now() + 10_000;
+    while (!app.app.get(DatabaseNotifications).listening) {
+      if (Date.now() > until) throw new Error('the listening connection did not come back');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const again = await events.stream(twin, undefined);
+    const after = await create('after the drop', twin);
+    expect((await nextChange(again)).id).toBe(after.id);
+    await again.return?.();
   });
 
   it('a write that waited for the twin behind a registration sees it and is announced (the registry is read after the lock)', async () => {
