@@ -25,7 +25,7 @@
 //      own twins once a second in that area, for --reads-rounds (2) rounds: the reads' p50/p99 still and
 //      moving. The service, then the hand-written servers: bench/raw-server.mjs answers the reads and
 //      bench/raw-positions.mjs the moves (an idle service beside them folds the grid, as for every
-//      baseline). Target: as fast as before while a fleet moves.
+//      baseline, unless --alone). Target: as fast as before while a fleet moves.
 //
 // Before anything is measured both servers answer the same requests (uploads, their effects on the twin
 // and the change log, refused documents, track pages, cursors, lines): a difference aborts the run
@@ -491,11 +491,11 @@ async function readsScenario(db, t) {
       }
     }
   };
-  await settleDb(db);
   for (const who of ordered()) {
-    if (who === 'service') await withServer('service', (port, child) => measure(who, port, port, { server: child.pid }));
-    // The two hand-written servers count as the server (reads) and beside it (moves); the idle service's fold is PostgreSQL's.
-    else await withServer('beside', () => withServer('reader', (readPort, reader) => withServer('raw', (movePort, raw) => measure(who, readPort, movePort, { server: reader.pid, beside: raw.pid }))));
+    if (who === 'service') await turn(db, who, (port, pids) => measure(who, port, port, pids));
+    // The hand-written reads server beside the baseline of the moves: both count as the server (reads, and
+    // the moves beside); the idle service's fold is PostgreSQL's.
+    else await turn(db, who, (movePort, pids) => withServer('reader', (readPort, reader) => measure(who, readPort, movePort, { server: reader.pid, beside: pids.server })));
   }
   const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const pick = (who, moving, key) => median(phases.filter((p) => p.who === who && p.moving === moving).map((p) => p.reads[key]));
