@@ -24,6 +24,7 @@ async function main(): Promise<void> {
   }
   // Off: the SDK is not even loaded (no cost). On: started before the service's modules load.
   const tracing = config.otelEndpoint ? (await import('./common/telemetry/tracing.js')).startTracing() : undefined;
+  (await import('./common/http/node-http-exports.js')).dropUnusedHttpExports();
   // One after the other: concurrent import()s of modules that require() the same ES module race (ERR_REQUIRE_ESM_RACE_CONDITION).
   const { Logger } = await import('@nestjs/common');
   const { createApp } = await import('./app.factory.js');
