@@ -12,8 +12,8 @@
 // the cost ratio B/A (A's batches/s over B's). Each twin walks ~12 m a position (straight, bouncing off the
 // area's edges), each position newer than the last, so every position is checked and crossings happen.
 // After the rounds: EXPLAIN (ANALYZE, BUFFERS) of the service's own statement (taken from dist/) on a
-// batch of each mode in B and A (rolled back): how long finding the crossings takes (the join with the
-// geofences, on the GiST index) against writing them (the events CTE); and pg_stat_statements when the
+// batch of each mode in B and A (rolled back): how long finding the crossings takes (the CTEs that look the
+// geofences up on the GiST index and test the points) against writing them (the events CTE); and pg_stat_statements when the
 // server has it loaded.
 //
 // Options: --rounds (3), --seconds, --warmup, --connections, --geofences, --port (3340), --database
@@ -338,20 +338,16 @@ async function recordStatement(organizationId, twinIds, positions) {
 
 
 /**
- * The crossing part of a JSON plan (`geofence_crossings` is inlined into the CTE `geofence_events`): the
- * join of the steps with the geofences (the join node whose subtree reads `geofences`), and its nodes
- * flattened: type, index, conditions, rows, loops, time, buffers.
+ * The crossing search of a JSON plan: the materialized CTEs `geofence_points` (the paths), `geofence_candidates`
+ * (one GiST lookup per chunk of points) and `geofence_insides` (each point against its chunk's geofences),
+ * each with its time (a CTE's time includes the CTEs it reads first, so the search is the largest), and
+ * their nodes flattened: type, index, conditions, rows, loops, time, buffers; and the events CTE (writing
+ * the crossings).
  */
 function crossingPart(plan) {
-  const events = plan.Plan.Plans?.find((p) => p['Subplan Name'] === 'CTE geofence_events');
-  const readsGeofences = (node) => node['Relation Name'] === 'geofences' || (node.Plans ?? []).some(readsGeofences);
-  let join;
-  const find = (node) => {
-    if (join) return;
-    if (/Nested Loop|Hash Join|Merge Join/.test(node['Node Type']) && (node.Plans ?? []).some((c) => c['Relation Name'] === 'geofences' || (readsGeofences(c) && !/Join|Nested/.test(c['Node Type'])))) join = node;
-    else for (const child of node.Plans ?? []) find(child);
-  };
-  if (events) find(events);
+  const subplans = plan.Plan.Plans ?? [];
+  const cte = (name) => subplans.find((p) => p['Subplan Name'] === `CTE ${name}`);
+  const search = ['geofence_points', 'geofence_candidates', 'geofence_insides'].map((name) => ({ name, node: cte(name) })).filter((c) => c.node);
   const nodes = [];
   const walk = (node, depth) => {
     nodes.push({
@@ -370,8 +366,13 @@ function crossingPart(plan) {
     });
     for (const child of node.Plans ?? []) walk(child, depth + 1);
   };
-  if (join) walk(join, 0);
-  return { eventsCteMs: events?.['Actual Total Time'], join, nodes };
+  for (const { node } of search) walk(node, 0);
+  return {
+    eventsCteMs: cte('geofence_events')?.['Actual Total Time'],
+    searchMs: Object.fromEntries(search.map(({ name, node }) => [name, r2(node['Actual Total Time'])])),
+    insides: cte('geofence_insides')?.['Actual Rows'],
+    nodes,
+  };
 }
 
 async function explain(db, t, mode) {
@@ -403,16 +404,17 @@ async function explain(db, t, mode) {
     const plain = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${text}`, statement.values)).rows.map((r) => r['QUERY PLAN']);
     const from = plain.findIndex((l) => l.includes('CTE geofence_events'));
     const to = plain.findIndex((l, i) => i > from && /^\s{0,4}CTE /.test(l));
-    const { eventsCteMs, join, nodes } = crossingPart(json);
+    const { eventsCteMs, searchMs, insides, nodes } = crossingPart(json);
     return {
       mode,
       positions: positions.length,
       twins,
       executionMs: r2(json['Execution Time']),
       planningMs: r2(json['Planning Time']),
-      // The join of the steps with the geofences (the crossings found, before they are written) and the whole events CTE.
-      crossingJoinMs: r2(join?.['Actual Total Time']),
-      crossingsFound: join?.['Actual Rows'],
+      // Finding the crossings (before they are written), the points found inside a geofence, and the whole events CTE.
+      crossingSearchMs: Math.max(0, ...Object.values(searchMs)),
+      searchMs,
+      insides,
       eventsCteMs: r2(eventsCteMs),
       gistScans: nodes.filter((n) => n.index?.startsWith('geofences_')).map((n) => ({ node: n.node, cond: n.cond, loops: n.loops, rows: n.rows })),
       nodes,
@@ -540,8 +542,8 @@ async function main() {
   previous.runs = [...(previous.runs ?? []), run];
   writeFileSync(out, `${JSON.stringify(previous, null, 2)}\n`);
   console.log(table(run));
-  for (const e of run.explain ?? []) console.log(`\nEXPLAIN ${e.mode}: ${e.executionMs} ms, crossing join ${e.crossingJoinMs} ms (events CTE ${e.eventsCteMs} ms), ${e.crossingsFound} crossings; GiST: ${JSON.stringify(e.gistScans)}\n${e.text.join('\n')}`);
-  for (const e of run.explainWithout ?? []) console.log(`EXPLAIN without geofences ${e.mode}: ${e.executionMs} ms, crossing join ${e.crossingJoinMs} ms (events CTE ${e.eventsCteMs} ms)`);
+  for (const e of run.explain ?? []) console.log(`\nEXPLAIN ${e.mode}: ${e.executionMs} ms, crossing search ${e.crossingSearchMs} ms ${JSON.stringify(e.searchMs)} (events CTE ${e.eventsCteMs} ms), ${e.insides} points inside a geofence; GiST: ${JSON.stringify(e.gistScans)}\n${e.text.join('\n')}`);
+  for (const e of run.explainWithout ?? []) console.log(`EXPLAIN without geofences ${e.mode}: ${e.executionMs} ms, crossing search ${e.crossingSearchMs} ms (events CTE ${e.eventsCteMs} ms)`);
   console.log(`\npg_stat_statements: ${JSON.stringify(run.pgStatStatements).slice(0, 400)}`);
   console.log(`load at start: ${run.uptimeAtStart}\nload at end: ${run.uptimeAtEnd}\ncleanup: ${JSON.stringify(run.cleanup)}\nwritten: bench/results/geofences.json (run "${label}", ${run.minutes} min)`);
 }

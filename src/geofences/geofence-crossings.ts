@@ -16,16 +16,29 @@ const uuidv7Sql = (seq: string) =>
           || substring(uuid_send(gen_random_uuid()) FROM 9), 'hex')::uuid`;
 
 /**
+ * Consecutive points of a twin's path whose geofences are found by one lookup of the GiST index (the box
+ * of those points): one lookup per point cost a 1,000-position batch ~8 ms with 1,000 geofences around,
+ * one per 32 points ~1 ms (bench/geofences.mjs); each point is then tested only against its chunk's
+ * geofences whose box holds it.
+ */
+const POINTS_PER_LOOKUP = 32;
+
+/**
  * The geofence crossings of a statement that moves twins: CTEs to follow the CTE `steps`, one row per new
  * location of a twin, with columns `organization_id`, `twin_id`, `occurred`, `location` (a point) and
- * `before` (where the twin was just before: null when it was nowhere). The twins must be locked by the
- * statement (FOR NO KEY UPDATE, or the UPDATE itself) before `before` was read from them, so two
- * statements moving one twin see each other's moves and never both record, nor both miss, a crossing.
+ * `before` (where the twin was just before its first step: null when it was nowhere; each later step
+ * starts where the one before it ended). The twins must be locked by the statement (FOR NO KEY UPDATE, or
+ * the UPDATE itself) before `before` was read from them, so two statements moving one twin see each
+ * other's moves and never both record, nor both miss, a crossing.
  *
- * - `geofence_crossings`: each step against the organization's geofences as they are now, candidates
- *   found by one GiST lookup (`&&` of the box of both points: two lookups and a recheck cost 2-3 times
- *   more, bench/geofences.mjs), decided by `ST_Covers` (the boundary inside, a hole
- *   outside): a geofence covering the new point and not the one before is entered, the reverse exited.
+ * - `geofence_points`: each twin's path, numbered: `before` (n = 0, when there is one), then its steps
+ *   (n = 1, 2, … in `occurred` order).
+ * - `geofence_candidates`: the organization's geofences, as they are now, whose box meets the box of a
+ *   chunk of POINTS_PER_LOOKUP consecutive points.
+ * - `geofence_insides`: each point and each geofence of its chunk that covers it (`ST_Covers`: the boundary
+ *   inside, a hole outside), decided once per point and geofence.
+ * - `geofence_crossings`: where a run of consecutive points inside a geofence starts (entered at its first
+ *   point, unless that is `before`) and ends (exited at the point after its last, when the path goes on).
  * - `geofence_events`: each crossing an event of the twin's timeline (`name` the crossing, category
  *   `geofence`, `occurred` the position's, `data` `{twin, geofence, coordinates}`), ids in the order of
  *   the twin and `occurred` (then the geofence id).
@@ -36,12 +49,33 @@ const uuidv7Sql = (seq: string) =>
  * reads runs after the main query, with the change-log locks then taken last.
  */
 export function geofenceCrossingsSql(steps: string): string {
-  return `geofence_crossings AS (
-         SELECT s.organization_id, s.twin_id, s.occurred, s.location, g.id AS geofence_id, ST_Covers(g.geometry, s.location) AS entered,
-                row_number() OVER (ORDER BY s.twin_id, s.occurred, g.id) AS seq
-           FROM ${steps} s
-           JOIN geofences g ON g.organization_id = s.organization_id AND g.geometry && ST_Collect(s.location, coalesce(s.before, s.location))
-          WHERE ST_Covers(g.geometry, s.location) <> coalesce(ST_Covers(g.geometry, s.before), false)
+  return `geofence_points AS MATERIALIZED (
+         SELECT s.organization_id, s.twin_id, p.n, p.location, s.occurred, s.last
+           FROM (SELECT s.*, row_number() OVER w AS n, count(*) OVER (PARTITION BY s.twin_id) AS last
+                   FROM ${steps} s WINDOW w AS (PARTITION BY s.twin_id ORDER BY s.occurred)) s
+          CROSS JOIN LATERAL (VALUES (s.n, s.location), (0, CASE WHEN s.n = 1 THEN s.before END)) p(n, location)
+          WHERE p.location IS NOT NULL
+       ), geofence_candidates AS MATERIALIZED (
+         SELECT c.twin_id, c.chunk, g.id AS geofence_id, g.geometry
+           FROM (SELECT p.organization_id, p.twin_id, p.n / ${POINTS_PER_LOOKUP} AS chunk, ST_SetSRID(ST_Extent(p.location)::geometry, 4326) AS box
+                   FROM geofence_points p GROUP BY p.organization_id, p.twin_id, p.n / ${POINTS_PER_LOOKUP}) c
+          -- OFFSET 0 keeps this a lookup of the index per chunk (the planner would rather join all geofences).
+          CROSS JOIN LATERAL (SELECT g.id, g.geometry FROM geofences g WHERE g.organization_id = c.organization_id AND g.geometry && c.box OFFSET 0) g
+       ), geofence_insides AS MATERIALIZED (
+         SELECT p.twin_id, p.n, p.last, g.geofence_id
+           FROM geofence_points p
+           JOIN geofence_candidates g ON g.twin_id = p.twin_id AND g.chunk = p.n / ${POINTS_PER_LOOKUP} AND g.geometry && p.location
+          WHERE ST_Covers(g.geometry, p.location)
+       ), geofence_runs AS (
+         SELECT i.twin_id, i.geofence_id, i.n, i.last, lag(i.n) OVER w AS previous, lead(i.n) OVER w AS next
+           FROM geofence_insides i WINDOW w AS (PARTITION BY i.twin_id, i.geofence_id ORDER BY i.n)
+       ), geofence_crossings AS (
+         SELECT p.organization_id, p.twin_id, p.occurred, p.location, x.geofence_id, x.entered,
+                row_number() OVER (ORDER BY p.twin_id, p.occurred, x.geofence_id) AS seq
+           FROM (SELECT r.twin_id, r.geofence_id, r.n, true AS entered FROM geofence_runs r WHERE r.n > 0 AND r.previous IS DISTINCT FROM r.n - 1
+                 UNION ALL
+                 SELECT r.twin_id, r.geofence_id, r.n + 1, false FROM geofence_runs r WHERE r.n < r.last AND r.next IS DISTINCT FROM r.n + 1) x
+           JOIN geofence_points p ON p.twin_id = x.twin_id AND p.n = x.n
        ), geofence_events AS (
          INSERT INTO events (id, organization_id, twin_id, name, category, data, occurred)
          SELECT ${uuidv7Sql('x.seq')}, x.organization_id, x.twin_id,

@@ -351,12 +351,21 @@ describe('geofences', () => {
     });
 
     it('records exactly the crossings PostGIS computes from the ordered positions (random walks, random boxes)', async () => {
-      const coordinate = fc.integer({ min: 0, max: 12 }).map((n) => n / 2);
-      const boxArb = fc.tuple(coordinate, coordinate, coordinate, coordinate).filter(([x0, y0, x1, y1]) => x0 !== x1 && y0 !== y1);
-      const walk = fc.array(fc.tuple(coordinate, coordinate), { minLength: 1, maxLength: 12 });
+      // A walk of up to 80 points on a half-degree grid, drifting east with turns back (geofences are
+      // looked up per 32 consecutive points of a path, so it spans 1 to 3 lookups, far apart), and boxes
+      // around points of it, their sides on the same grid (points on the boundary): a box near one part of
+      // the walk is a candidate of that part's lookup only.
+      const walk = fc
+        .array(fc.tuple(fc.integer({ min: -1, max: 3 }), fc.integer({ min: -1, max: 1 })), { minLength: 1, maxLength: 80, size: 'max' })
+        .map((moves) => moves.reduce<[number, number][]>((path, [dx, dy]) => [...path, [(path.at(-1)?.[0] ?? 20) + dx / 2, (path.at(-1)?.[1] ?? 20) + dy / 2]], []));
+      const boxAround = fc.tuple(fc.nat(), fc.integer({ min: -1, max: 1 }), fc.integer({ min: -1, max: 1 }), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 3 }));
       let run = 0;
       await fc.assert(
-        fc.asyncProperty(fc.array(boxArb, { minLength: 1, maxLength: 3 }), walk, fc.integer({ min: 1, max: 3 }), fc.integer(), async (boxes, points, uploads, seed) => {
+        fc.asyncProperty(fc.array(boxAround, { minLength: 1, maxLength: 3 }), walk, fc.integer({ min: 1, max: 3 }), fc.integer(), async (around, points, uploads, seed) => {
+          const boxes = around.map(([at, dx, dy, w, h]) => {
+            const [x, y] = points[at % points.length];
+            return [x + dx / 2 - w / 2, y + dy / 2 - h / 2, x + dx / 2 + w / 2, y + dy / 2 + h / 2];
+          });
           const tenant = await service.tenant({ organization: `Walk ${++run}` });
           const zones: string[] = [];
           for (const [x0, y0, x1, y1] of boxes) zones.push(await created(tenant, polygon(box(Math.min(x0, x1), Math.min(y0, y1), Math.max(x0, x1), Math.max(y0, y1)))));
@@ -384,7 +393,7 @@ describe('geofences', () => {
           });
           expect(await crossings(twin)).toEqual(expected);
         }),
-        { numRuns: 15 },
+        { numRuns: 25 },
       );
     }, 120_000);
   });
