@@ -369,6 +369,8 @@ function crossingPart(plan) {
   for (const { node } of search) walk(node, 0);
   return {
     eventsCteMs: cte('geofence_events')?.['Actual Total Time'],
+    // Every CTE of the statement with its time (where it ran first: reading an upstream CTE includes it).
+    ctes: Object.fromEntries(subplans.filter((p) => p['Subplan Name']?.startsWith('CTE ')).map((p) => [p['Subplan Name'].slice(4), r2(p['Actual Total Time'])])),
     searchMs: Object.fromEntries(search.map(({ name, node }) => [name, r2(node['Actual Total Time'])])),
     insides: cte('geofence_insides')?.['Actual Rows'],
     nodes,
@@ -404,7 +406,7 @@ async function explain(db, t, mode) {
     const plain = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${text}`, statement.values)).rows.map((r) => r['QUERY PLAN']);
     const from = plain.findIndex((l) => l.includes('CTE geofence_events'));
     const to = plain.findIndex((l, i) => i > from && /^\s{0,4}CTE /.test(l));
-    const { eventsCteMs, searchMs, insides, nodes } = crossingPart(json);
+    const { eventsCteMs, searchMs, insides, ctes, nodes } = crossingPart(json);
     return {
       mode,
       positions: positions.length,
@@ -415,6 +417,8 @@ async function explain(db, t, mode) {
       crossingSearchMs: Math.max(0, ...Object.values(searchMs)),
       searchMs,
       insides,
+      ctes,
+      triggers: (json.Triggers ?? []).map((t) => ({ name: t['Trigger Name'], relation: t.Relation, ms: r2(t.Time), calls: t.Calls })),
       eventsCteMs: r2(eventsCteMs),
       gistScans: nodes.filter((n) => n.index?.startsWith('geofences_')).map((n) => ({ node: n.node, cond: n.cond, loops: n.loops, rows: n.rows })),
       nodes,
@@ -542,8 +546,8 @@ async function main() {
   previous.runs = [...(previous.runs ?? []), run];
   writeFileSync(out, `${JSON.stringify(previous, null, 2)}\n`);
   console.log(table(run));
-  for (const e of run.explain ?? []) console.log(`\nEXPLAIN ${e.mode}: ${e.executionMs} ms, crossing search ${e.crossingSearchMs} ms ${JSON.stringify(e.searchMs)} (events CTE ${e.eventsCteMs} ms), ${e.insides} points inside a geofence; GiST: ${JSON.stringify(e.gistScans)}\n${e.text.join('\n')}`);
-  for (const e of run.explainWithout ?? []) console.log(`EXPLAIN without geofences ${e.mode}: ${e.executionMs} ms, crossing search ${e.crossingSearchMs} ms (events CTE ${e.eventsCteMs} ms)`);
+  for (const e of run.explain ?? []) console.log(`\nEXPLAIN ${e.mode}: ${e.executionMs} ms, crossing search ${e.crossingSearchMs} ms ${JSON.stringify(e.searchMs)} (events CTE ${e.eventsCteMs} ms), ${e.insides} points inside a geofence; CTEs ${JSON.stringify(e.ctes)}; triggers ${JSON.stringify(e.triggers)}; GiST: ${JSON.stringify(e.gistScans)}\n${e.text.join('\n')}`);
+  for (const e of run.explainWithout ?? []) console.log(`EXPLAIN without geofences ${e.mode}: ${e.executionMs} ms, crossing search ${e.crossingSearchMs} ms (events CTE ${e.eventsCteMs} ms); CTEs ${JSON.stringify(e.ctes)}; triggers ${JSON.stringify(e.triggers)}`);
   console.log(`\npg_stat_statements: ${JSON.stringify(run.pgStatStatements).slice(0, 400)}`);
   console.log(`load at start: ${run.uptimeAtStart}\nload at end: ${run.uptimeAtEnd}\ncleanup: ${JSON.stringify(run.cleanup)}\nwritten: bench/results/geofences.json (run "${label}", ${run.minutes} min)`);
 }

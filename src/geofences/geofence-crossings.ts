@@ -17,39 +17,49 @@ const uuidv7Sql = (seq: string) =>
 
 /**
  * Consecutive points of a twin's path whose geofences are found by one lookup of the GiST index (the box
- * of those points): one lookup per point cost a 1,000-position batch ~8 ms with 1,000 geofences around,
- * one per 32 points ~1 ms (bench/geofences.mjs); each point is then tested only against its chunk's
- * geofences whose box holds it.
+ * of those points), in a statement of at least PER_CHUNK_FROM points. One lookup per point cost a
+ * 1,000-position batch ~8 ms with 1,000 geofences around, one per 32 points ~1 ms (bench/geofences.mjs);
+ * each point is then tested only against its chunk's geofences whose box holds it. The chunked form
+ * costs ~0.3 ms more a statement (its windows, hashes and materialized CTEs), which a move of one
+ * position pays and a batch of ~24 positions or more wins back.
  */
 const POINTS_PER_LOOKUP = 32;
+export const PER_CHUNK_FROM = 24;
 
 /**
- * The geofence crossings of a statement that moves twins: CTEs to follow the CTE `steps`, one row per new
- * location of a twin, with columns `organization_id`, `twin_id`, `occurred`, `location` (a point) and
- * `before` (where the twin was just before its first step: null when it was nowhere; each later step
- * starts where the one before it ended). The twins must be locked by the statement (FOR NO KEY UPDATE, or
- * the UPDATE itself) before `before` was read from them, so two statements moving one twin see each
- * other's moves and never both record, nor both miss, a crossing.
- *
+ * How a statement of `points` new positions finds its geofence crossings: per step below PER_CHUNK_FROM
+ * points, per chunk of a path from there. Both find the same crossings.
+ */
+export const crossingLookupFor = (points: number): CrossingLookup => (points >= PER_CHUNK_FROM ? 'per-chunk' : 'per-step');
+export type CrossingLookup = 'per-step' | 'per-chunk';
+
+/**
+ * The CTE `geofence_crossings` (columns `organization_id`, `twin_id`, `occurred`, `location`,
+ * `geofence_id`, `entered`, `seq`) looked up per step: each step against the organization's geofences,
+ * candidates found by one GiST lookup (`&&` of the box of both points: two lookups and a recheck cost 2-3
+ * times more), decided by `ST_Covers`: a geofence covering the new point and not the one before is
+ * entered, the reverse exited.
+ */
+const crossingsPerStepSql = (steps: string) => `geofence_crossings AS (
+         SELECT s.organization_id, s.twin_id, s.occurred, s.location, g.id AS geofence_id, ST_Covers(g.geometry, s.location) AS entered,
+                row_number() OVER (ORDER BY s.twin_id, s.occurred, g.id) AS seq
+           FROM ${steps} s
+           JOIN geofences g ON g.organization_id = s.organization_id AND g.geometry && ST_Collect(s.location, coalesce(s.before, s.location))
+          WHERE ST_Covers(g.geometry, s.location) <> coalesce(ST_Covers(g.geometry, s.before), false)
+       `;
+
+/**
+ * The CTE `geofence_crossings` looked up per chunk of a path:
  * - `geofence_points`: each twin's path, numbered: `before` (n = 0, when there is one), then its steps
  *   (n = 1, 2, … in `occurred` order).
- * - `geofence_candidates`: the organization's geofences, as they are now, whose box meets the box of a
- *   chunk of POINTS_PER_LOOKUP consecutive points.
- * - `geofence_insides`: each point and each geofence of its chunk that covers it (`ST_Covers`: the boundary
- *   inside, a hole outside), decided once per point and geofence.
+ * - `geofence_candidates`: the organization's geofences whose box meets the box of a chunk of
+ *   POINTS_PER_LOOKUP consecutive points.
+ * - `geofence_insides`: each point and each geofence of its chunk that covers it, decided once per point
+ *   and geofence.
  * - `geofence_crossings`: where a run of consecutive points inside a geofence starts (entered at its first
  *   point, unless that is `before`) and ends (exited at the point after its last, when the path goes on).
- * - `geofence_events`: each crossing an event of the twin's timeline (`name` the crossing, category
- *   `geofence`, `occurred` the position's, `data` `{twin, geofence, coordinates}`), ids in the order of
- *   the twin and `occurred` (then the geofence id).
- * - `geofence_changes`: one change per crossing, its resource the event's JSON (no `event.created`), in
- *   that order, so a twin's crossings have increasing positions in `occurred` order.
- *
- * The statement's answer should read `geofence_changes` (to announce them): a data-modifying CTE nothing
- * reads runs after the main query, with the change-log locks then taken last.
  */
-export function geofenceCrossingsSql(steps: string): string {
-  return `geofence_points AS MATERIALIZED (
+const crossingsPerChunkSql = (steps: string) => `geofence_points AS MATERIALIZED (
          SELECT s.organization_id, s.twin_id, p.n, p.location, s.occurred, s.last
            FROM (SELECT s.*, row_number() OVER w AS n, count(*) OVER (PARTITION BY s.twin_id) AS last
                    FROM ${steps} s WINDOW w AS (PARTITION BY s.twin_id ORDER BY s.occurred)) s
@@ -76,7 +86,29 @@ export function geofenceCrossingsSql(steps: string): string {
                  UNION ALL
                  SELECT r.twin_id, r.geofence_id, r.n + 1, false FROM geofence_runs r WHERE r.n < r.last AND r.next IS DISTINCT FROM r.n + 1) x
            JOIN geofence_points p ON p.twin_id = x.twin_id AND p.n = x.n
-       ), geofence_events AS (
+       `;
+
+/**
+ * The geofence crossings of a statement that moves twins: CTEs to follow the CTE `steps`, one row per new
+ * location of a twin, with columns `organization_id`, `twin_id`, `occurred`, `location` (a point) and
+ * `before` (where the twin was just before the step: null when it was nowhere; each step after a twin's
+ * first starts where the one before it ended). The twins must be locked by the statement (FOR NO KEY
+ * UPDATE, or the UPDATE itself) before `before` was read from them, so two statements moving one twin see
+ * each other's moves and never both record, nor both miss, a crossing.
+ *
+ * - `geofence_crossings` (per step or per chunk, `lookup`, crossingLookupFor): against the organization's
+ *   geofences as they are now; `ST_Covers` decides (the boundary inside, a hole outside).
+ * - `geofence_events`: each crossing an event of the twin's timeline (`name` the crossing, category
+ *   `geofence`, `occurred` the position's, `data` `{twin, geofence, coordinates}`), ids in the order of
+ *   the twin and `occurred` (then the geofence id).
+ * - `geofence_changes`: one change per crossing, its resource the event's JSON (no `event.created`), in
+ *   that order, so a twin's crossings have increasing positions in `occurred` order.
+ *
+ * The statement's answer should read `geofence_changes` (to announce them): a data-modifying CTE nothing
+ * reads runs after the main query, with the change-log locks then taken last.
+ */
+export function geofenceCrossingsSql(steps: string, lookup: CrossingLookup): string {
+  return `${lookup === 'per-chunk' ? crossingsPerChunkSql(steps) : crossingsPerStepSql(steps)}), geofence_events AS (
          INSERT INTO events (id, organization_id, twin_id, name, category, data, occurred)
          SELECT ${uuidv7Sql('x.seq')}, x.organization_id, x.twin_id,
                 CASE WHEN x.entered THEN '${GEOFENCE_ENTERED}' ELSE '${GEOFENCE_EXITED}' END, 'geofence',

@@ -99,7 +99,7 @@ const locationPositionSql = (before: string) => `written_positions AS (
        ), moves AS (${twinMovedChangeSql('written_positions')}
        ), steps AS (
          SELECT t.organization_id, t.id AS twin_id, t.location_occurred AS occurred, t.location, ${before} AS before FROM t WHERE t.location IS NOT NULL
-       ), ${geofenceCrossingsSql('steps')}`;
+       ), ${geofenceCrossingsSql('steps', 'per-step')}`; // one step per twin
 const movedSelect = (channel: string | null) =>
   `(SELECT m.position::text FROM moves m) AS moved_position, (SELECT m.resource FROM moves m) AS moved_resource, ${crossingChangesJsonSql('t.id', channel)} AS crossings` +
   (channel ? `, ${notifyTwinChangesSql(channel, 'moves', 't.id')} AS notified` : '');
@@ -412,7 +412,7 @@ const upsertPlacesSql = (channel: string | null) => `
     SELECT t.organization_id, t.id AS twin_id, t.location_occurred AS occurred, t.location, w.location AS before
       FROM t LEFT JOIN was w ON w.id = t.id
      WHERE t.location_occurred = now() AND ${FENCED}
-  ), ${geofenceCrossingsSql('steps')}
+  ), ${geofenceCrossingsSql('steps', 'per-step')}
   SELECT t.inserted,
          (SELECT count(*) FROM (SELECT ${channel ? notifyChangeSql(channel, 'gc') : '1'} FROM geofence_changes gc ORDER BY gc.position) n)::int AS crossings
     FROM t`;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { Sql } from '../../src/database/sql';
 import { EventBus } from '../../src/events/event-bus';
+import { PER_CHUNK_FROM } from '../../src/geofences/geofence-crossings';
 import { ATOMIC_MEDIA_TYPE } from '../../src/operations/atomic-document';
 import { PlaceImporter } from '../../src/places/place-importer';
 import { SseClient } from '../support/sse-client';
@@ -370,14 +371,20 @@ describe('geofences', () => {
           const zones: string[] = [];
           for (const [x0, y0, x1, y1] of boxes) zones.push(await created(tenant, polygon(box(Math.min(x0, x1), Math.min(y0, y1), Math.max(x0, x1), Math.max(y0, y1)))));
           const twin = await service.createTwin(tenant, { name: 'Walker' });
+          // The same walk by a second twin, in uploads too small to be looked up per chunk (crossingLookupFor):
+          // both ways of finding crossings must find these.
+          const stepper = await service.createTwin(tenant, { name: 'Stepper' });
           const times = points.map((_, i) => at(-100 + i));
           // Consecutive chunks, each shuffled: every upload newer than the last, unsorted inside.
-          const size = Math.ceil(points.length / uploads);
-          for (let start = 0; start < points.length; start += size) {
-            const chunk = points.slice(start, start + size).map((point, i) => position(point, times[start + i]));
-            const shuffled = chunk.map((item, i) => ({ item, key: (seed * 31 + i * 17) % 7 })).sort((a, b) => a.key - b.key).map(({ item }) => item);
-            await uploaded(tenant, twin, shuffled);
-          }
+          const upload = async (walker: string, size: number) => {
+            for (let start = 0; start < points.length; start += size) {
+              const chunk = points.slice(start, start + size).map((point, i) => position(point, times[start + i]));
+              const shuffled = chunk.map((item, i) => ({ item, key: (seed * 31 + i * 17) % 7 })).sort((a, b) => a.key - b.key).map(({ item }) => item);
+              await uploaded(tenant, walker, shuffled);
+            }
+          };
+          await upload(twin, Math.ceil(points.length / uploads));
+          await upload(stepper, PER_CHUNK_FROM - 1);
           const covers: { geofence: string; ord: string; inside: boolean }[] = await service.dataSource.query(
             `SELECT g.id AS geofence, p.ord::text AS ord, ST_Covers(g.geometry, ST_SetSRID(ST_MakePoint(p.x, p.y), 4326)) AS inside
                FROM geofences g, unnest($2::float8[], $3::float8[]) WITH ORDINALITY AS p(x, y, ord) WHERE g.id = ANY ($1::uuid[])`,
@@ -392,6 +399,7 @@ describe('geofences', () => {
             }
           });
           expect(await crossings(twin)).toEqual(expected);
+          expect(await crossings(stepper)).toEqual(expected);
         }),
         { numRuns: 25 },
       );

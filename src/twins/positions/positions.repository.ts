@@ -5,7 +5,7 @@ import { rowShape } from '../../database/row-shape.js';
 import { Sql } from '../../database/sql.js';
 import { SqlParams } from '../../database/sql-params.js';
 import { isoTimestampSql } from '../../database/timestamps.js';
-import { crossingChangesJsonSql, geofenceCrossingsSql } from '../../geofences/geofence-crossings.js';
+import { crossingChangesJsonSql, crossingLookupFor, geofenceCrossingsSql } from '../../geofences/geofence-crossings.js';
 import type { Position } from './position-body.js';
 
 /**
@@ -124,7 +124,7 @@ export class PositionsRepository {
            FROM stored s JOIN owned o ON o.id = s.twin_id
           WHERE o.was_occurred IS NULL OR s.occurred > o.was_occurred
          WINDOW w AS (PARTITION BY s.twin_id ORDER BY s.occurred)
-       ), ${geofenceCrossingsSql('steps')}
+       ), ${geofenceCrossingsSql('steps', crossingLookupFor(positions.length))}
        SELECT o.id AS twin_id, coalesce(n.stored, 0)::int AS stored, c.position::text AS position, c.resource, ${crossingChangesJsonSql('o.id', channel)} AS crossings
               ${channel ? `, ${notifyTwinChangesSql(channel, 'c', 'o.id')} AS notified` : ''}
          FROM owned o
