@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { numberArrayLiteral } from '../../database/array-literal.js';
 import { notifyChangeSql, recordChangesSql } from '../../database/change-log.js';
 import { joinJsonParts, joinJsonPartsOf, jsonArraysPartsSql } from '../../database/json-parts.js';
 import { rowShape } from '../../database/row-shape.js';
@@ -93,15 +94,19 @@ export class PositionsRepository {
    * `channel` (the event bus's NOTIFY channel, or null) makes the moves announce themselves.
    */
   async record(organizationId: string, twinIds: readonly string[], positions: readonly Position[], channel: string | null): Promise<RecordedTwin[]> {
-    const column = <K extends keyof Position>(key: K) => positions.map((position) => position[key]);
+    // Each twin once, and each position by its twin's number: a batch of one twin sends its id once.
+    const twins = [...new Set(twinIds)];
+    const numberOf = new Map(twins.map((id, index) => [id, index + 1]));
+    const column = (key: 'lon' | 'lat' | 'accuracy' | 'speed' | 'heading' | 'altitude') => numberArrayLiteral(positions.map((position) => position[key]));
     return this.sql.rows(
       channel ? RECORDED_NOTIFYING : RECORDED,
       `WITH input AS (
-         SELECT * FROM unnest($2::uuid[], $3::timestamptz[], $4::float8[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[])
-           AS i(twin_id, occurred, lon, lat, accuracy, speed, heading, altitude)
+         SELECT ($2::uuid[])[i.twin] AS twin_id, i.occurred, i.lon, i.lat, i.accuracy, i.speed, i.heading, i.altitude
+           FROM unnest($3::int4[], $4::timestamptz[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::float8[])
+             AS i(twin, occurred, lon, lat, accuracy, speed, heading, altitude)
        ), owned AS MATERIALIZED (
          SELECT t.id, t.location AS was_at, t.location_occurred AS was_occurred
-           FROM twins t WHERE t.organization_id = $1 AND t.id IN (SELECT i.twin_id FROM input i) ORDER BY t.id FOR NO KEY UPDATE
+           FROM twins t WHERE t.organization_id = $1 AND t.id = ANY ($2::uuid[]) ORDER BY t.id FOR NO KEY UPDATE
        ), stored AS (
          INSERT INTO positions (organization_id, twin_id, occurred, location, accuracy, speed, heading, altitude)
          SELECT $1, i.twin_id, i.occurred, ST_SetSRID(ST_MakePoint(i.lon, i.lat), 4326), i.accuracy, i.speed, i.heading, i.altitude
@@ -130,7 +135,18 @@ export class PositionsRepository {
          FROM owned o
          LEFT JOIN (SELECT s.twin_id, count(*) AS stored FROM stored s GROUP BY s.twin_id) n ON n.twin_id = o.id
          LEFT JOIN c ON c.twin_id = o.id`,
-      [organizationId, twinIds, column('occurred'), column('lon'), column('lat'), column('accuracy'), column('speed'), column('heading'), column('altitude')],
+      [
+        organizationId,
+        twins,
+        numberArrayLiteral(twinIds.map((id) => numberOf.get(id)!)),
+        positions.map((position) => position.occurred),
+        column('lon'),
+        column('lat'),
+        column('accuracy'),
+        column('speed'),
+        column('heading'),
+        column('altitude'),
+      ],
     );
   }
 
