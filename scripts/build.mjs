@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// `npm run build`: compiles the service (nest build) and prepares the embedded database template.
+// `npm run build`: compiles the service (nest build), bundles the server's entry into one file
+// (scripts/lib/bundle-service.mjs) and prepares the embedded database template.
 //   --if-changed  skip the compilation when dist/ was built from exactly the current sources
 //                 (npm start, npm run cli and the migration commands use it: a start with nothing
 //                 changed does not rebuild)
@@ -13,6 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundleService } from './lib/bundle-service.mjs';
 import supportedNode from './lib/supported-node.cjs';
 
 supportedNode.exitOnUnsupportedNode();
@@ -52,7 +54,8 @@ if (args.has('--if-changed') && upToDate) {
   if (!quiet) process.stderr.write('build: dist/ is up to date with the sources\n');
 } else {
   run(join(root, 'node_modules', '.bin', 'nest'), ['build', '-p', 'tsconfig.build.json']);
+  const bytes = await bundleService(root);
   writeFileSync(STAMP, current);
-  if (!quiet) process.stderr.write(`build: compiled in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  if (!quiet) process.stderr.write(`build: compiled in ${((Date.now() - started) / 1000).toFixed(1)} s (dist/src/main.js: one bundle of ${(bytes / 2 ** 20).toFixed(1)} MB)\n`);
 }
 run(process.execPath, [join(root, 'dist', 'src', 'database', 'make-embedded-template.js'), ...(quiet ? ['--quiet'] : [])]);

@@ -1,0 +1,87 @@
+// The server's entry, `dist/src/main.js`, as one file: the compiled service and the packages it runs,
+// bundled by esbuild (whitespace and syntax minified, names kept). Loaded as ~1,600 modules the process
+// held ~19 MB of their sources and module records on its heap for its whole life; one bundle of ~6 MB
+// halves its heap at rest (docs/PERFORMANCE.md, Memory). The CLI and the migration commands keep the
+// compiled modules of dist/ as they are.
+//
+// Left outside the bundle, loaded from node_modules as before:
+// - what the service loads only when a setting asks for it (PGlite and its extensions, OpenTelemetry,
+//   ioredis, undici): its source would sit on the heap of every server that never uses it;
+// - pg, so that OpenTelemetry's pg instrumentation can patch it as it loads;
+// - swagger-ui-dist (files served from its folder) and packages Nest or Fastify name for features
+//   the service does not use (microservices, websockets, Express, views, multipart).
+import { readFile, writeFile } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { build } from 'esbuild';
+
+const EXTERNAL = [
+  '@electric-sql/*',
+  '@opentelemetry/*',
+  'ioredis',
+  'undici',
+  'pg',
+  'pg-native',
+  'swagger-ui-dist',
+  '@nestjs/microservices',
+  '@nestjs/microservices/*',
+  '@nestjs/websockets/*',
+  '@nestjs/platform-express',
+  '@fastify/multipart',
+  '@fastify/view',
+];
+
+/**
+ * `__dirname` as each compiled module of dist/ saw it (its own folder), not the bundle's: the map page's
+ * files and the embedded database's template are found next to the modules that name them.
+ */
+const ownDirname = (dist, bundleDir) => ({
+  name: 'own-dirname',
+  setup(builder) {
+    builder.onLoad({ filter: /\.js$/ }, async (args) => {
+      if (!args.path.startsWith(`${dist}/`)) return undefined;
+      const text = await readFile(args.path, 'utf8');
+      if (!text.includes('__dirname')) return undefined;
+      const folder = JSON.stringify(relative(bundleDir, dirname(args.path)));
+      return { contents: text.replaceAll('__dirname', `require('node:path').join(__dirname, ${folder})`), loader: 'js' };
+    });
+  },
+});
+
+/** Bundles `dist/src/main.js` (as compiled) into itself; returns the bundle's size in bytes. */
+export async function bundleService(root) {
+  const dist = join(root, 'dist');
+  const entry = join(dist, 'src', 'main.js');
+  const result = await build({
+    entryPoints: [entry],
+    outfile: entry,
+    allowOverwrite: true,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node26',
+    // Identifiers are not renamed: stack traces and logs keep the code's names (keepNames keeps the
+    // `name` of classes and functions, which Nest's tokens and TypeORM's metadata read).
+    minifyWhitespace: true,
+    minifySyntax: true,
+    keepNames: true,
+    legalComments: 'none',
+    charset: 'ascii',
+    external: EXTERNAL,
+    // The packages published as ES modules read import.meta.url (to createRequire from it): in one
+    // CommonJS file, it is the bundle's own URL.
+    banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+    define: { 'import.meta.url': '__bundleUrl' },
+    plugins: [ownDirname(dist, dirname(entry))],
+    // Linked, not loaded: `node --enable-source-maps` shows the compiled modules' lines in stack traces.
+    sourcemap: 'linked',
+    write: false,
+    logLevel: 'error',
+  });
+  for (const file of result.outputFiles) {
+    // charset 'ascii' leaves regular expression literals as written; escaped, the whole source is
+    // ASCII, which V8 keeps at one byte a character (one character outside Latin-1 doubles it).
+    const text = file.path.endsWith('.map') ? file.text : file.text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    await writeFile(file.path, text);
+  }
+  return result.outputFiles.find((file) => file.path === entry).contents.length;
+}
