@@ -1,8 +1,8 @@
 // The server's entry, `dist/src/main.js`, as one file: the compiled service and the packages it runs,
-// bundled by esbuild (whitespace and syntax minified, names kept). Loaded as ~1,600 modules the process
-// held ~19 MB of their sources and module records on its heap for its whole life; one bundle of ~6 MB
-// halves its heap at rest (docs/PERFORMANCE.md, Memory). The CLI and the migration commands keep the
-// compiled modules of dist/ as they are.
+// bundled by esbuild (whitespace and syntax minified, identifiers as written). Loaded as ~1,600 modules,
+// the process held ~19 MB of their sources and module records on its heap for its whole life; from one
+// bundle of ~6 MB its heap at rest is 27 MB instead of 43 (docs/PERFORMANCE.md, Memory). The CLI and
+// the migration commands keep the compiled modules of dist/ as they are.
 //
 // Left outside the bundle, loaded from node_modules as before:
 // - what the service loads only when a setting asks for it (PGlite and its extensions, OpenTelemetry,
@@ -59,11 +59,12 @@ export async function bundleService(root) {
     platform: 'node',
     format: 'cjs',
     target: 'node26',
-    // Identifiers are not renamed: stack traces and logs keep the code's names (keepNames keeps the
-    // `name` of classes and functions, which Nest's tokens and TypeORM's metadata read).
+    // Identifiers are not renamed, so stack traces and logs keep the code's names; the few top-level
+    // names of ES modules that collide once hoisted into one scope are suffixed (js-yaml's `Schema2`).
+    // keepNames would keep those too, but by a call per function created, closures of every request
+    // included: +15-20 % of the service's CPU per cheap request (bench/cpu-per-request.mjs).
     minifyWhitespace: true,
     minifySyntax: true,
-    keepNames: true,
     legalComments: 'none',
     charset: 'ascii',
     external: EXTERNAL,

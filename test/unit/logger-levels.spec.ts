@@ -32,6 +32,15 @@ describe("Nest's boot lines", () => {
     ]);
   });
 
+  it("are debug lines as the server's bundle names Nest's classes (`_RouterExplorer`), and carry the classes' own names", () => {
+    const bundled = (logger: NestPinoLogger) => {
+      logger.log('Mapped {/twins, GET} route', '_RouterExplorer');
+      logger.warn('a module is slow', '_InstanceLoader');
+    };
+    expect(linesAt('info', bundled).map(({ level, context }) => `${level} ${context}`)).toEqual(['warn InstanceLoader']);
+    expect(linesAt('debug', bundled).map(({ level, context }) => `${level} ${context}`)).toEqual(['debug RouterExplorer', 'warn InstanceLoader']);
+  });
+
   it('are all there at LOG_LEVEL=debug', () => {
     const lines = linesAt('debug', boot);
     expect(lines.map(({ level, context }) => `${level} ${context}`)).toEqual([

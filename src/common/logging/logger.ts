@@ -83,6 +83,13 @@ type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 const NEST_BOOT_CONTEXTS: ReadonlySet<string> = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
 
 /**
+ * A context as its class is named in the sources. In the server's bundle (scripts/lib/bundle-service.mjs)
+ * Nest's classes are named with a leading underscore (`_RouterExplorer`): esbuild names a class of an
+ * ES module so when the module is hoisted, and Nest's loggers take their context from the class's name.
+ */
+const nestContext = (context: string): string => (context.startsWith('_') ? context.slice(1) : context);
+
+/**
  * Nest's LoggerService on the same pino logger, so Nest's own lines (boot, module errors, the
  * `new Logger(context)` lines of the services) have the same shape as the request lines. Nest passes
  * `(message, context)`, and for errors `(message, stack, context)`.
@@ -92,7 +99,7 @@ export class NestPinoLogger implements LoggerService {
 
   log(message: unknown, ...rest: unknown[]): void {
     const context = rest[rest.length - 1];
-    this.write(typeof context === 'string' && NEST_BOOT_CONTEXTS.has(context) ? 'debug' : 'info', message, rest);
+    this.write(typeof context === 'string' && NEST_BOOT_CONTEXTS.has(nestContext(context)) ? 'debug' : 'info', message, rest);
   }
   error(message: unknown, ...rest: unknown[]): void {
     this.write('error', message, rest);
@@ -116,7 +123,7 @@ export class NestPinoLogger implements LoggerService {
     const context = params.length > 0 && typeof params[params.length - 1] === 'string' ? (params.pop() as string) : undefined;
     const stack = params.find((param): param is string => typeof param === 'string' && param.includes('\n    at '));
     const fields: Record<string, unknown> = {};
-    if (context !== undefined) fields.context = context;
+    if (context !== undefined) fields.context = nestContext(context);
     if (message instanceof Error) {
       this.logger[level]({ ...fields, err: message }, message.message);
     } else if (typeof message === 'object' && message !== null) {
