@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { ApiError } from '../../src/common/json-api/api-error';
 import { AggregateApiError } from '../../src/common/json-api/error-mapper';
-import { readPositionOperation, readPositionUpload, utcDay } from '../../src/twins/positions/position-body';
+import { readPositionOperation, readPositionUpload, utcDay, utcDaysOf } from '../../src/twins/positions/position-body';
 import { distanceToChord, simplifyTrack, type LonLat } from '../../src/twins/positions/track-line';
 
 const NOW = Date.parse('2026-11-28T12:00:00Z');
@@ -58,6 +58,14 @@ describe('reading positions', () => {
     expect(utcDay(Date.parse('2026-11-28T23:30:00-05:00'))).toBe('2026-11-29');
     expect(utcDay(Date.parse('2026-11-28T00:00:00Z'))).toBe('2026-11-28');
     expect(utcDay(Date.parse('1970-01-01T00:00:00Z') - 1)).toBe('1969-12-31');
+  });
+
+  it("names each day of an upload's positions once, as utcDay names each position's", () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: Date.parse('1969-12-25T00:00:00Z'), max: Date.parse('2027-01-05T00:00:00Z') }), { maxLength: 60 }), (times) => {
+        expect(utcDaysOf(times.map((occurredMs) => ({ occurredMs })))).toEqual([...new Set(times.map(utcDay))]);
+      }),
+    );
   });
 });
 

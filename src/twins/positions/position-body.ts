@@ -170,5 +170,17 @@ function readTwinRelationship(relationships: unknown, pointer: string, problems:
   return data.id.toLowerCase();
 }
 
+const DAY_MS = 86_400_000;
+
 /** The UTC day (`YYYY-MM-DD`) of a time in ms: the partition a position is stored in. */
-export const utcDay = (ms: number): string => new Date(Math.floor(ms / 86_400_000) * 86_400_000).toISOString().slice(0, 10);
+export const utcDay = (ms: number): string => new Date(Math.floor(ms / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
+
+/**
+ * The UTC days of the positions, each once, in the order first met. Each day is formatted once: formatted
+ * per position, a batch of 1,000 spent ~0.9 ms of Node on dates of the same day (bench/fleet.mjs profile).
+ */
+export function utcDaysOf(positions: readonly Pick<Position, 'occurredMs'>[]): string[] {
+  const days = new Set<number>();
+  for (const position of positions) days.add(Math.floor(position.occurredMs / DAY_MS));
+  return [...days].map((day) => utcDay(day * DAY_MS));
+}

@@ -7,7 +7,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { Sql } from '../../database/sql.js';
 import { EventBus, eventChangeOf, type EventChange } from '../../events/event-bus.js';
 import type { ChangeRow } from '../../database/change-log.js';
-import { readPositionUpload, utcDay, type Position, type PositionWindow } from './position-body.js';
+import { readPositionUpload, utcDaysOf, type Position, type PositionWindow } from './position-body.js';
 import { PositionPartitions } from './position-partitions.js';
 import { PositionsRepository, type RecordedTwin, type TrackRange } from './positions.repository.js';
 import type { TrackQuery } from './track-query.js';
@@ -66,7 +66,7 @@ export class PositionsService {
    * a 404), and nothing is stored.
    */
   async record(tenant: Tenant, twinIds: readonly string[], positions: readonly Position[]): Promise<PositionCounts> {
-    const days = positions.map((position) => utcDay(position.occurredMs));
+    const days = utcDaysOf(positions);
     await this.partitions.ensure(days);
     const store = async () => {
       const rows = await this.positions.record(tenant.organization.id, twinIds, positions, this.bus.channel);
