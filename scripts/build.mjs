@@ -22,8 +22,8 @@ supportedNode.exitOnUnsupportedNode();
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = new Set(process.argv.slice(2));
 const quiet = args.has('--quiet');
-/** What the compiled output depends on. */
-const INPUTS = ['src', 'db', 'tsconfig.json', 'tsconfig.build.json', 'nest-cli.json', 'package-lock.json'];
+/** What the compiled output depends on (the bundler's settings included). */
+const INPUTS = ['src', 'db', 'tsconfig.json', 'tsconfig.build.json', 'nest-cli.json', 'package-lock.json', 'scripts/lib/bundle-service.mjs'];
 const STAMP = join(root, 'dist', '.build-fingerprint');
 
 function* filesUnder(path) {
