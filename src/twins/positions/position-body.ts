@@ -170,7 +170,8 @@ function readTwinRelationship(relationships: unknown, pointer: string, problems:
   return data.id.toLowerCase();
 }
 
-const DAY_MS = 86_400_000;
+/** A UTC day, the span of a positions partition. */
+export const DAY_MS = 86_400_000;
 
 /** The UTC day (`YYYY-MM-DD`) of a time in ms: the partition a position is stored in. */
 export const utcDay = (ms: number): string => new Date(Math.floor(ms / DAY_MS) * DAY_MS).toISOString().slice(0, 10);

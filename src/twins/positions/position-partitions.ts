@@ -2,9 +2,8 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { rowShape } from '../../database/row-shape.js';
 import { Sql } from '../../database/sql.js';
-import { utcDay } from './position-body.js';
+import { DAY_MS, utcDay } from './position-body.js';
 
-const DAY_MS = 86_400_000;
 /** Days whose partitions exist before their first position: today and the next ones (a device's clock may run a day ahead). */
 const DAYS_AHEAD = 3;
 /** How often an instance makes the coming days' partitions and drops the expired ones. */
