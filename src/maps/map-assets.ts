@@ -77,6 +77,12 @@ const SOURCES: Record<string, { contentType: string; read: () => Buffer }> = {
 /** The names `/map/assets/<name>` answers. */
 export const MAP_ASSET_NAMES = Object.keys(SOURCES);
 
+/**
+ * The media types of the page's files, without reading them: the OpenAPI description asks when the
+ * controller is declared, and the files (MapLibre's 1.6 MB among them) are read on their first request.
+ */
+export const MAP_ASSET_MEDIA_TYPES = [...new Set(Object.values(SOURCES).map(({ contentType }) => contentType.split(';')[0]))];
+
 const cache = new Map<string, MapAsset>();
 
 function made(body: Buffer, contentType: string): MapAsset {

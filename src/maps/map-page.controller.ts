@@ -7,7 +7,7 @@ import { ifNoneMatchHits } from '../common/http/conditional.js';
 import { notFound } from '../common/json-api/api-error.js';
 import { RawBody } from '../common/json-api/envelope.js';
 import { ApiErrors } from '../common/openapi/docs.js';
-import { MAP_ASSET_NAMES, mapAsset, mapPage, type MapAsset } from './map-assets.js';
+import { MAP_ASSET_MEDIA_TYPES, MAP_ASSET_NAMES, mapAsset, mapPage, type MapAsset } from './map-assets.js';
 
 /** A versioned URL names one content: kept a year without asking again. */
 const FOR_GOOD = 'public, max-age=31536000, immutable';
@@ -65,7 +65,7 @@ export class MapPageController {
     description: 'The file.',
     headers: { ...CACHING_HEADERS, ...POLICY_HEADER },
     content: Object.fromEntries(
-      [...new Set(MAP_ASSET_NAMES.map((name) => mapAsset(name)!.contentType.split(';')[0]))].map((type) => [
+      MAP_ASSET_MEDIA_TYPES.map((type) => [
         type,
         { schema: type === 'application/geo+json' ? { type: 'object', description: 'A GeoJSON FeatureCollection of the countries.' } : { type: 'string' } },
       ]),
