@@ -13,7 +13,7 @@ import { castOf, select, sqlTypeOf, twins, type ColumnOf, type GeoPoint } from '
 import { IMPORTED_COLUMNS, type PlaceTwinRow } from './place-twin.js';
 import { microsSql } from '../database/timestamps.js';
 import { notifyChangeSql, recordChangesSql } from '../database/change-log.js';
-import { crossingChangesJsonSql, geofenceCrossingsSql } from '../geofences/geofence-crossings.js';
+import { crossingChangesJsonSql, geofenceCrossingsSql, PER_STEP } from '../geofences/geofence-crossings.js';
 import { notifyTwinChangesSql, twinMovedChangeSql } from './positions/positions.repository.js';
 import { organizationJsonSql } from '../organizations/organization.resource.js';
 import type { TwinFilters } from './twin-filters.js';
@@ -99,7 +99,7 @@ const locationPositionSql = (before: string) => `written_positions AS (
        ), moves AS (${twinMovedChangeSql('written_positions')}
        ), steps AS (
          SELECT t.organization_id, t.id AS twin_id, t.location_occurred AS occurred, t.location, ${before} AS before FROM t WHERE t.location IS NOT NULL
-       ), ${geofenceCrossingsSql('steps', 'per-step')}`; // one step per twin
+       ), ${geofenceCrossingsSql('steps', PER_STEP)}`; // one step per twin
 const movedSelect = (channel: string | null) =>
   `(SELECT m.position::text FROM moves m) AS moved_position, (SELECT m.resource FROM moves m) AS moved_resource, ${crossingChangesJsonSql('t.id', channel)} AS crossings` +
   (channel ? `, ${notifyTwinChangesSql(channel, 'moves', 't.id')} AS notified` : '');
@@ -412,7 +412,7 @@ const upsertPlacesSql = (channel: string | null) => `
     SELECT t.organization_id, t.id AS twin_id, t.location_occurred AS occurred, t.location, w.location AS before
       FROM t LEFT JOIN was w ON w.id = t.id
      WHERE t.location_occurred = now() AND ${FENCED}
-  ), ${geofenceCrossingsSql('steps', 'per-step')}
+  ), ${geofenceCrossingsSql('steps', PER_STEP)}
   SELECT t.inserted,
          (SELECT count(*) FROM (SELECT ${channel ? notifyChangeSql(channel, 'gc') : '1'} FROM geofence_changes gc ORDER BY gc.position) n)::int AS crossings
     FROM t`;

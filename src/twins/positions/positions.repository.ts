@@ -129,7 +129,7 @@ export class PositionsRepository {
            FROM stored s JOIN owned o ON o.id = s.twin_id
           WHERE o.was_occurred IS NULL OR s.occurred > o.was_occurred
          WINDOW w AS (PARTITION BY s.twin_id ORDER BY s.occurred)
-       ), ${geofenceCrossingsSql('steps', crossingLookupFor(positions.length), twins.length === 1 ? '($2::uuid[])[1]' : undefined)}
+       ), ${geofenceCrossingsSql('steps', crossingLookupFor(positions.length, '$1::uuid'), twins.length === 1 ? '($2::uuid[])[1]' : undefined)}
        SELECT o.id AS twin_id, coalesce(n.stored, 0)::int AS stored, c.position::text AS position, c.resource, ${crossingChangesJsonSql('o.id', channel)} AS crossings
               ${channel ? `, ${notifyTwinChangesSql(channel, 'c', 'o.id')} AS notified` : ''}
          FROM owned o
