@@ -13,3 +13,15 @@ export function numberArrayLiteral(values: readonly (number | null)[]): string {
   }
   return `${text}}`;
 }
+
+/**
+ * A PostgreSQL array literal of instants as isInstant (common/json-api/query.ts) accepts them, for a
+ * `$n::timestamptz[]` parameter: digits and `-:.+TZ` need no quotes, where pg would quote and escape each
+ * element (a batch of 1,000 positions: ~0.15 ms of Node). Anything else is refused, not quoted.
+ */
+export function instantArrayLiteral(values: readonly string[]): string {
+  const text = `{${values.join(',')}}`;
+  const emptyElement = text.includes(',,') || text.includes('{,') || text.includes(',}') || (values.length === 1 && values[0] === '');
+  if (emptyElement || !/^\{[\d:.+TZ,-]*\}$/.test(text)) throw new RangeError('not a list of instants');
+  return text;
+}

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { isCalendarTimestamp, isInstant } from '../../src/common/json-api/query';
 
 describe('isCalendarTimestamp (the since/until filters)', () => {
@@ -43,4 +44,38 @@ describe('isInstant (an event\'s occurred)', () => {
     '+02026-11-21T18:02:41Z',
     '2026-11-21T18:02:41Z\n',
   ])('refuses %j', (raw) => expect(isInstant(raw)).toBe(false));
+});
+
+describe('isInstant against its definition (property)', () => {
+  /** The definition: isCalendarTimestamp with seconds and an explicit offset, by regular expressions. */
+  const defined = (raw: string) => /T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|[+-]\d{2}:\d{2})$/.test(raw) && isCalendarTimestamp(raw);
+  /** Mostly the valid choice (first), sometimes another. */
+  const pick = (valid: string, ...others: string[]) => fc.oneof({ arbitrary: fc.constant(valid), weight: 8 }, { arbitrary: fc.constantFrom(valid, ...others), weight: 1 });
+  /** A zero-padded number, mostly within `max` (a month, an hour), sometimes beyond it, or no number at all. */
+  const number = (width: number, min: number, max: number) =>
+    fc.oneof(
+      { arbitrary: fc.integer({ min, max }), weight: 8 },
+      { arbitrary: fc.integer({ min: 0, max: 10 ** width - 1 }), weight: 2 },
+    ).map((n) => String(n).padStart(width, '0')).chain((text) => fc.oneof({ arbitrary: fc.constant(text), weight: 12 }, { arbitrary: fc.string({ maxLength: width + 1 }), weight: 1 }));
+  /** Near-instants: each part valid or not, so every check is reached with both answers. */
+  const nearInstant = fc
+    .tuple(number(4, 1, 9999), pick('-', '/', ''), number(2, 1, 12), pick('-', '_'), number(2, 1, 31), pick('T', ' ', 't'), number(2, 0, 23), pick(':', ';'), number(2, 0, 59), pick(':', ''),
+      number(2, 0, 59), fc.oneof(fc.constant(''), fc.stringMatching(/^\.\d{0,8}$/)),
+      fc.oneof(fc.constantFrom('Z', 'z', '', '+', '-'), fc.tuple(fc.constantFrom('+', '-'), number(2, 0, 15), pick(':', ''), number(2, 0, 59)).map((parts) => parts.join(''))),
+      pick('', ' ', 'Z', '\n'))
+    .map((parts) => parts.join(''));
+
+  it('accepts exactly the instants the definition does', () => {
+    let accepted = 0;
+    fc.assert(
+      fc.property(fc.oneof({ arbitrary: nearInstant, weight: 9 }, { arbitrary: fc.string({ maxLength: 40 }), weight: 1 }), (raw) => {
+        expect(isInstant(raw)).toBe(defined(raw));
+        if (defined(raw)) accepted++;
+      }),
+      { numRuns: 20_000 },
+    );
+    // Both answers are well represented.
+    expect(accepted).toBeGreaterThan(500);
+    expect(accepted).toBeLessThan(18_000);
+  });
 });

@@ -33,8 +33,51 @@ const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
  * One instant: a calendar timestamp with seconds and an explicit offset (`Z` or `±hh:mm`), at most
  * microseconds (PostgreSQL's precision: more digits would be rounded, i.e. altered). A device clock's
  * reading sent as a value, not a filter: a date alone or a local time names no instant.
+ *
+ * `YYYY-MM-DDThh:mm:ss[.f{1,6}](Z|±hh:mm)`, read character by character: every position of an upload
+ * is one, and two regular expressions and their captures cost a batch of 1,000 ~0.25 ms of Node
+ * (bench/fleet.mjs profile). The same instants as isCalendarTimestamp with that form (a property test).
  */
-export const isInstant = (raw: string): boolean => /T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|[+-]\d{2}:\d{2})$/.test(raw) && isCalendarTimestamp(raw);
+export function isInstant(raw: string): boolean {
+  const length = raw.length;
+  if (length < 20 || length > 32) return false;
+  const year = digits(raw, 0, 4);
+  const month = digits(raw, 5, 2);
+  const day = digits(raw, 8, 2);
+  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
+  if (raw.charCodeAt(4) !== DASH || raw.charCodeAt(7) !== DASH || raw.charCodeAt(10) !== T || raw.charCodeAt(13) !== COLON || raw.charCodeAt(16) !== COLON) return false;
+  if (day > (month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1])) return false;
+  const hour = digits(raw, 11, 2);
+  const minute = digits(raw, 14, 2);
+  const second = digits(raw, 17, 2);
+  if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return false;
+  let at = 19;
+  if (raw.charCodeAt(at) === DOT) {
+    const from = ++at;
+    while (at < length && isDigit(raw.charCodeAt(at))) at++;
+    if (at === from || at - from > 6) return false;
+  }
+  const zone = raw.charCodeAt(at);
+  if (zone === Z) return at + 1 === length;
+  if ((zone !== PLUS && zone !== DASH) || at + 6 !== length || raw.charCodeAt(at + 3) !== COLON) return false;
+  const offsetHour = digits(raw, at + 1, 2);
+  const offsetMinute = digits(raw, at + 4, 2);
+  return offsetHour >= 0 && offsetHour <= 15 && offsetMinute >= 0 && offsetMinute <= 59;
+}
+
+const [DASH, COLON, DOT, PLUS, T, Z, ZERO] = ['-', ':', '.', '+', 'T', 'Z', '0'].map((c) => c.charCodeAt(0));
+const isDigit = (code: number) => code >= ZERO && code <= ZERO + 9;
+
+/** The number the `count` decimal digits of `raw` from `from` say, or -1 when one is no digit. */
+function digits(raw: string, from: number, count: number): number {
+  let value = 0;
+  for (let i = from; i < from + count; i++) {
+    const code = raw.charCodeAt(i);
+    if (!isDigit(code)) return -1;
+    value = value * 10 + (code - ZERO);
+  }
+  return value;
+}
 
 const isLeapYear = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { numberArrayLiteral } from '../../database/array-literal.js';
+import { instantArrayLiteral, numberArrayLiteral } from '../../database/array-literal.js';
 import { notifyChangeSql, recordChangesSql } from '../../database/change-log.js';
 import { joinJsonParts, joinJsonPartsOf, jsonArraysPartsSql } from '../../database/json-parts.js';
 import { rowShape } from '../../database/row-shape.js';
@@ -139,7 +139,7 @@ export class PositionsRepository {
         organizationId,
         twins,
         numberArrayLiteral(twinIds.map((id) => numberOf.get(id)!)),
-        positions.map((position) => position.occurred),
+        instantArrayLiteral(positions.map((position) => position.occurred)),
         column('lon'),
         column('lat'),
         column('accuracy'),
