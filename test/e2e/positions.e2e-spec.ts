@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
 import { SseClient } from '../support/sse-client';
 import { document, embeddedDatabase, expectError, JSON_API, TestApp, TestTenant } from '../support/test-app';
 import { ATOMIC_MEDIA_TYPE } from '../../src/operations/atomic-document';
@@ -360,6 +361,50 @@ describe('positions: uploads, moves and tracks', () => {
     // Moves are recorded in the order the twin took them: each newer than the one before.
     const occurred = recorded.map((move) => move.attributes.occurred);
     expect([...occurred].sort()).toEqual(occurred);
+  });
+
+  it('keeps the twin at its newest position whatever order its positions arrive in (property)', async () => {
+    /**
+     * Positions of one twin, each at its own minute, sent in uploads of 1-4 in any order, some sent twice.
+     * Degrees with 7 decimals (a centimetre): the twin's `location` is PostGIS's GeoJSON, 9 decimals at most
+     * (tracks and `twin.moved` keep every digit: 'answers every number as sent').
+     */
+    const degrees = (max: number) => fc.integer({ min: -max * 1e7, max: max * 1e7 }).map((n) => n / 1e7);
+    const walk = fc
+      .uniqueArray(fc.record({ minute: fc.integer({ min: -600, max: -1 }), lon: degrees(180), lat: degrees(90) }), {
+        minLength: 1,
+        maxLength: 12,
+        selector: (p) => p.minute,
+      })
+      .chain((positions) =>
+        fc.record({
+          positions: fc.constant(positions),
+          order: fc.shuffledSubarray(positions, { minLength: positions.length, maxLength: positions.length }),
+          again: fc.subarray(positions),
+          sizes: fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 24, maxLength: 24 }),
+        }),
+      );
+    const coordinatesOf = (p: { lon: number; lat: number }) => [Object.is(p.lon, -0) ? 0 : p.lon, Object.is(p.lat, -0) ? 0 : p.lat];
+    await fc.assert(
+      fc.asyncProperty(walk, async ({ positions, order, again, sizes }) => {
+        const twin = await newTwin(alpha);
+        const arriving = [...order, ...again];
+        const sent: typeof positions = [];
+        for (let from = 0, k = 0; from < arriving.length; from += sizes[k++ % sizes.length]) {
+          const batch = arriving.slice(from, from + sizes[k % sizes.length]);
+          expect((await upload(alpha, twin, batch.map((p) => position([p.lon, p.lat], at(p.minute))))).statusCode).toBe(200);
+          sent.push(...batch);
+          const newest = sent.reduce((a, b) => (b.minute > a.minute ? b : a));
+          expect((await detail(alpha, twin)).attributes.location.coordinates).toEqual(coordinatesOf(newest));
+        }
+        // The track holds each position once, in time order.
+        const features = (await track(alpha, twin)).json().features as { geometry: { coordinates: number[] }; properties: { occurred: string } }[];
+        const inTime = [...positions].sort((a, b) => a.minute - b.minute);
+        expect(features.map((f) => f.properties.occurred)).toEqual(inTime.map((p) => at(p.minute)));
+        expect(features.map((f) => f.geometry.coordinates)).toEqual(inTime.map(coordinatesOf));
+      }),
+      { numRuns: 25 },
+    );
   });
 
   it('keeps positions in day partitions, and drops whole days past the retention', async () => {
