@@ -313,6 +313,43 @@ describe('webhooks: delivering', () => {
     expect(endpoint.received).toHaveLength(1);
   });
 
+  it("delivers a moving twin's twin.moved and its geofence crossings, signed, each body its change as committed", async () => {
+    const endpoint = await receiver();
+    const webhook = await createWebhook(service, tenant, { url: endpoint.url, events: ['twin.moved', 'geofence.entered', 'geofence.exited'] });
+    const json = { ...tenant.headers(), 'content-type': JSON_API };
+    const ring = [[10, 10], [11, 10], [11, 11], [10, 11], [10, 10]];
+    const fence = await service.inject({ method: 'POST', url: '/geofences/', headers: json, payload: document({ type: 'geofences', attributes: { name: 'Yard', geometry: { type: 'Polygon', coordinates: [ring] } } }) });
+    expect(fence.statusCode).toBe(201);
+    const minute = 60_000;
+    const at = (minutes: number) => new Date(Math.floor(Date.now() / minute) * minute + minutes * minute).toISOString();
+    const upload = (positions: [number, number, string][]) =>
+      service.inject({
+        method: 'POST',
+        url: `/twins/${tenant.twinId}/positions`,
+        headers: json,
+        payload: JSON.stringify({ data: positions.map(([lon, lat, occurred]) => ({ type: 'positions', attributes: { coordinates: [lon, lat], occurred } })) }),
+      });
+    // Into the yard and out again in one upload, then a later move that crosses nothing.
+    expect((await upload([[9.5, 10.5, at(-5)], [10.5, 10.5, at(-4)], [11.5, 10.5, at(-3)]])).statusCode).toBe(200);
+    expect((await upload([[12, 12, at(-1)]])).statusCode).toBe(200);
+
+    const committed: { kind: string; resource: string }[] = await service.dataSource.query(
+      `SELECT kind, resource FROM changes WHERE twin_id = $1 AND kind IN ('twin.moved', 'geofence.entered', 'geofence.exited') ORDER BY position`,
+      [tenant.twinId],
+    );
+    expect(committed.map((change) => change.kind).sort()).toEqual(['geofence.entered', 'geofence.exited', 'twin.moved', 'twin.moved']);
+    const received = await until('every change delivered', () => (endpoint.received.length >= committed.length ? endpoint.received : undefined));
+    const bodies = received.map((delivery) => new Webhook(webhook.attributes.secret).verify(delivery.body, delivery.headers) as { type: string; data: unknown });
+    // Each change once, its body the resource as committed (deliveries of one webhook may arrive in any order).
+    const key = (change: { type: string; data: unknown }) => `${change.type} ${JSON.stringify(change.data)}`;
+    expect(bodies.map(key).sort()).toEqual(committed.map((change) => key({ type: change.kind, data: JSON.parse(change.resource) })).sort());
+    const moved = bodies.filter((body) => body.type === 'twin.moved').map((body) => (body.data as { attributes: { coordinates: number[] } }).attributes.coordinates);
+    expect(moved.sort()).toEqual([[11.5, 10.5], [12, 12]].sort());
+    const crossing = bodies.find((body) => body.type === 'geofence.entered')!.data as { attributes: { category: string; data: { geofence: string; coordinates: number[] } } };
+    expect(crossing.attributes.category).toBe('geofence');
+    expect(crossing.attributes.data).toEqual({ twin: tenant.twinId, geofence: fence.json().data.id, coordinates: [10.5, 10.5] });
+  });
+
   it('during a rotation\'s overlap signs with both secrets, so either verifies; after it, with the new one only', async () => {
     const endpoint = await receiver();
     const webhook = await createWebhook(service, tenant, { url: endpoint.url, events: ['event.created'] });
