@@ -7,3 +7,6 @@ export const isUuid = (value: unknown): value is string => typeof value === 'str
 /** A JSON object (not null, not an array). */
 export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A number JSON can carry (not NaN nor ±Infinity). */
+export const isFiniteNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);

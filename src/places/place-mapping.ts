@@ -1,4 +1,4 @@
-import { isPlainObject } from '../common/value-checks.js';
+import { isFiniteNumber, isPlainObject } from '../common/value-checks.js';
 import { twins } from '../database/schema/index.js';
 import type { PlaceTwinRow, ProviderInfo } from '../twins/place-twin.js';
 
@@ -129,7 +129,7 @@ function point(geometry: unknown): [number, number] {
 
 function identifier(value: unknown, where: string): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (isFiniteNumber(value)) return String(value);
   if (typeof value === 'string') return value;
   throw new InvalidFeature(`${where} must be a string or a number`);
 }
@@ -140,7 +140,7 @@ function text(p: Record<string, unknown>, ...keys: string[]): string {
     const value = p[key];
     if (value === undefined || value === null) continue;
     if (typeof value === 'string') return value.trim();
-    if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+    if (isFiniteNumber(value)) return String(value);
     throw new InvalidFeature(`properties.${key} must be a string`);
   }
   return '';

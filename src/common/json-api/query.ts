@@ -21,10 +21,14 @@ export function isCalendarTimestamp(raw: string): boolean {
   const match = TIMESTAMP.exec(raw);
   if (!match) return false;
   const part = (index: number) => (match[index] === undefined ? 0 : Number(match[index]));
-  const [year, month, day] = [part(1), part(2), part(3)];
+  return isRealMoment(part(1), part(2), part(3), part(4), part(5), part(6), part(7), part(8));
+}
+
+/** Whether the (non-negative) parts name a day that exists, a time of day, and an offset PostgreSQL takes (up to ±15:59). */
+function isRealMoment(year: number, month: number, day: number, hour: number, minute: number, second: number, offsetHour: number, offsetMinute: number): boolean {
   if (year < 1 || month < 1 || month > 12 || day < 1) return false;
-  const daysInMonth = month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1];
-  return day <= daysInMonth && part(4) <= 23 && part(5) <= 59 && part(6) <= 59 && part(7) <= 15 && part(8) <= 59;
+  if (day > (month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1])) return false;
+  return hour <= 23 && minute <= 59 && second <= 59 && offsetHour <= 15 && offsetMinute <= 59;
 }
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
@@ -41,28 +45,32 @@ const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 export function isInstant(raw: string): boolean {
   const length = raw.length;
   if (length < 20 || length > 32) return false;
-  const year = digits(raw, 0, 4);
-  const month = digits(raw, 5, 2);
-  const day = digits(raw, 8, 2);
-  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
   if (raw.charCodeAt(4) !== DASH || raw.charCodeAt(7) !== DASH || raw.charCodeAt(10) !== T || raw.charCodeAt(13) !== COLON || raw.charCodeAt(16) !== COLON) return false;
-  if (day > (month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1])) return false;
-  const hour = digits(raw, 11, 2);
-  const minute = digits(raw, 14, 2);
-  const second = digits(raw, 17, 2);
-  if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return false;
   let at = 19;
   if (raw.charCodeAt(at) === DOT) {
     const from = ++at;
     while (at < length && isDigit(raw.charCodeAt(at))) at++;
     if (at === from || at - from > 6) return false;
   }
+  let offsetHour = 0;
+  let offsetMinute = 0;
   const zone = raw.charCodeAt(at);
-  if (zone === Z) return at + 1 === length;
-  if ((zone !== PLUS && zone !== DASH) || at + 6 !== length || raw.charCodeAt(at + 3) !== COLON) return false;
-  const offsetHour = digits(raw, at + 1, 2);
-  const offsetMinute = digits(raw, at + 4, 2);
-  return offsetHour >= 0 && offsetHour <= 15 && offsetMinute >= 0 && offsetMinute <= 59;
+  if (zone === Z) {
+    if (at + 1 !== length) return false;
+  } else {
+    if ((zone !== PLUS && zone !== DASH) || at + 6 !== length || raw.charCodeAt(at + 3) !== COLON) return false;
+    offsetHour = digits(raw, at + 1, 2);
+    offsetMinute = digits(raw, at + 4, 2);
+  }
+  const year = digits(raw, 0, 4);
+  const month = digits(raw, 5, 2);
+  const day = digits(raw, 8, 2);
+  const hour = digits(raw, 11, 2);
+  const minute = digits(raw, 14, 2);
+  const second = digits(raw, 17, 2);
+  // digits() says -1 for a part that is no number.
+  if (Math.min(year, month, day, hour, minute, second, offsetHour, offsetMinute) < 0) return false;
+  return isRealMoment(year, month, day, hour, minute, second, offsetHour, offsetMinute);
 }
 
 const [DASH, COLON, DOT, PLUS, T, Z, ZERO] = ['-', ':', '.', '+', 'T', 'Z', '0'].map((c) => c.charCodeAt(0));

@@ -1,7 +1,7 @@
 import { ApiError, invalidDocument } from '../../common/json-api/api-error.js';
 import { AggregateApiError } from '../../common/json-api/error-mapper.js';
 import { isInstant } from '../../common/json-api/query.js';
-import { isPlainObject, isUuid } from '../../common/value-checks.js';
+import { isFiniteNumber, isPlainObject, isUuid } from '../../common/value-checks.js';
 
 /** Positions per upload (`POST /twins/<TWIN_ID>/positions`). */
 export const MAX_POSITIONS = 1000;
@@ -34,17 +34,12 @@ export interface PositionWindow {
 
 const ATTRIBUTES = new Set(['coordinates', 'occurred', 'accuracy', 'speed', 'heading', 'altitude']);
 
-/** The optional numbers: each null or a finite number in its range. */
-interface Measure {
-  name: 'accuracy' | 'speed' | 'heading' | 'altitude';
-  check: (value: number) => boolean;
-  rule: string;
-}
-const MEASURES: Record<Measure['name'], Measure> = {
-  accuracy: { name: 'accuracy', check: (v) => v >= 0, rule: 'metres, 0 or more' },
-  speed: { name: 'speed', check: (v) => v >= 0, rule: 'metres per second, 0 or more' },
-  heading: { name: 'heading', check: (v) => v >= 0 && v < 360, rule: 'degrees clockwise from north, from 0 up to (not including) 360' },
-  altitude: { name: 'altitude', check: () => true, rule: 'metres above the WGS 84 ellipsoid' },
+/** The optional numbers, by attribute: each null or a finite number in its range. */
+const MEASURES = {
+  accuracy: { check: (v: number) => v >= 0, rule: 'metres, 0 or more' },
+  speed: { check: (v: number) => v >= 0, rule: 'metres per second, 0 or more' },
+  heading: { check: (v: number) => v >= 0 && v < 360, rule: 'degrees clockwise from north, from 0 up to (not including) 360' },
+  altitude: { check: () => true, rule: 'metres above the WGS 84 ellipsoid' },
 };
 
 /** Collects the problems of a document, each with its pointer, and throws them together. */
@@ -144,17 +139,17 @@ function readPositionResource(
     occurredMs = Date.parse(occurred);
     if (occurredMs > window.now + FUTURE_TOLERANCE_MS) {
       problems.add(`occurred ${occurred} is more than a day ahead of the service's clock: check the device's clock.`, pointerOf(index, '/attributes/occurred'));
-    } else if (window.retentionDays > 0 && occurredMs < window.now - window.retentionDays * 86_400_000) {
+    } else if (window.retentionDays > 0 && occurredMs < window.now - window.retentionDays * DAY_MS) {
       problems.add(
         `occurred ${occurred} is older than the service keeps positions (POSITION_RETENTION_DAYS: ${window.retentionDays} days); it would be dropped.`,
         pointerOf(index, '/attributes/occurred'),
       );
     }
   }
-  const accuracy = readMeasure(attributes.accuracy, MEASURES.accuracy, index, problems);
-  const speed = readMeasure(attributes.speed, MEASURES.speed, index, problems);
-  const heading = readMeasure(attributes.heading, MEASURES.heading, index, problems);
-  const altitude = readMeasure(attributes.altitude, MEASURES.altitude, index, problems);
+  const accuracy = readMeasure(attributes, 'accuracy', index, problems);
+  const speed = readMeasure(attributes, 'speed', index, problems);
+  const heading = readMeasure(attributes, 'heading', index, problems);
+  const altitude = readMeasure(attributes, 'altitude', index, problems);
   if (problems.list.length > before) return undefined;
   return { twinId, position: { lon, lat, occurred: occurred as string, occurredMs, accuracy, speed, heading, altitude } };
 }
@@ -162,13 +157,12 @@ function readPositionResource(
 /** The JSON pointer of `member` (`/attributes/…`, or '' for the resource itself) of the position at `index` (null: an operation's `/data`). */
 const pointerOf = (index: number | null, member: string): string => (index === null ? `/data${member}` : `/data/${index}${member}`);
 
-const isFiniteNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
-
-/** An optional number: null when absent, the value when in its range; null with a problem added otherwise. */
-function readMeasure(value: unknown, measure: Measure, index: number | null, problems: Problems): number | null {
+/** The optional number `name` of `attributes`: null when absent, the value when in its range; null with a problem added otherwise. */
+function readMeasure(attributes: Record<string, unknown>, name: keyof typeof MEASURES, index: number | null, problems: Problems): number | null {
+  const value = attributes[name];
   if (value === undefined || value === null) return null;
-  if (isFiniteNumber(value) && measure.check(value)) return value;
-  problems.add(`${measure.name} must be null or a number: ${measure.rule}.`, pointerOf(index, `/attributes/${measure.name}`));
+  if (isFiniteNumber(value) && MEASURES[name].check(value)) return value;
+  problems.add(`${name} must be null or a number: ${MEASURES[name].rule}.`, pointerOf(index, `/attributes/${name}`));
   return null;
 }
 
