@@ -363,6 +363,15 @@ describe('positions: uploads, moves and tracks', () => {
     expect([...occurred].sort()).toEqual(occurred);
   });
 
+  it('stores positions a few centimetres from either pole, off the tile map', async () => {
+    const twin = await newTwin(alpha);
+    // Near -90° tan and sec of the latitude cancel: the tile math once took the logarithm of 0 (a 500).
+    expect((await upload(alpha, twin, [position([0, -89.9999996], at(-2))])).statusCode).toBe(200);
+    expect((await detail(alpha, twin)).attributes.location.coordinates).toEqual([0, -89.9999996]);
+    expect((await upload(alpha, twin, [position([179.9999999, 89.9999996], at(-1))])).statusCode).toBe(200);
+    expect((await detail(alpha, twin)).attributes.location.coordinates).toEqual([179.9999999, 89.9999996]);
+  });
+
   it('keeps the twin at its newest position whatever order its positions arrive in (property)', async () => {
     /**
      * Positions of one twin, each at its own minute, sent in uploads of 1-4 in any order, some sent twice.
