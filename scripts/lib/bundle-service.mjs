@@ -10,6 +10,7 @@
 // - pg, so that OpenTelemetry's pg instrumentation can patch it as it loads;
 // - swagger-ui-dist (files served from its folder) and packages Nest or Fastify name for features
 //   the service does not use (microservices, websockets, Express, views, multipart).
+// Left out altogether: TypeORM's drivers of other databases, class-validator's phone numbers (unusedCodeLeftOut).
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { build } from 'esbuild';
@@ -65,6 +66,49 @@ const fetchResponseByTag = () => ({
   },
 });
 
+/**
+ * Code the service never runs, left out because a bundled module is evaluated at start and then held for
+ * the process's life (its source, classes, closures; ~3 MB of RSS at rest for these two, and the heap's
+ * limits under load follow what is live):
+ * - TypeORM's DriverFactory requires the driver (and query runner) of every database TypeORM knows; the
+ *   service speaks PostgreSQL only. Another driver's name now fails when the DataSource is made.
+ * - class-validator's IsPhoneNumber requires libphonenumber-js and its metadata; no DTO uses it. Using it
+ *   now fails where the decorator is applied, at start, rather than as a validator that refuses everything.
+ * The build fails if either file is no longer written the way these rewrites expect.
+ */
+const DRIVER_REQUIRE = /require\("\.\/([a-z0-9-]+)\/(\w+Driver)"\)/g;
+const PHONE_EXPORTS = 'exports.IsPhoneNumber = exports.isPhoneNumber = exports.IS_PHONE_NUMBER = void 0;';
+const unusedCodeLeftOut = () => ({
+  name: 'unused-code-left-out',
+  setup(builder) {
+    builder.onLoad({ filter: /[\\/]typeorm[\\/]driver[\\/]DriverFactory\.js$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      let leftOut = 0;
+      const contents = text.replace(DRIVER_REQUIRE, (call, folder, name) => {
+        if (folder === 'postgres') return call;
+        leftOut++;
+        return `({ get ${name}() { throw new Error('TypeORM\\'s ${name} is left out of the service\\'s bundle (PostgreSQL only): scripts/lib/bundle-service.mjs'); } })`;
+      });
+      if (!text.includes('require("./postgres/PostgresDriver")') || leftOut < 10) {
+        throw new Error(`${args.path} no longer requires its drivers as expected (${leftOut} rewritten): review unusedCodeLeftOut`);
+      }
+      return { contents, loader: 'js' };
+    });
+    builder.onLoad({ filter: /[\\/]class-validator[\\/]cjs[\\/]decorator[\\/]string[\\/]IsPhoneNumber\.js$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      if (!text.includes(PHONE_EXPORTS)) throw new Error(`${args.path} no longer exports "${PHONE_EXPORTS}": review unusedCodeLeftOut`);
+      const contents = `"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+const leftOut = () => { throw new Error("class-validator's IsPhoneNumber is left out of the service's bundle (libphonenumber-js): scripts/lib/bundle-service.mjs"); };
+exports.IS_PHONE_NUMBER = 'isPhoneNumber';
+exports.isPhoneNumber = leftOut;
+exports.IsPhoneNumber = leftOut;
+`;
+      return { contents, loader: 'js' };
+    });
+  },
+});
+
 /** Bundles `dist/src/main.js` (as compiled) into itself; returns the bundle's size in bytes. */
 export async function bundleService(root) {
   const dist = join(root, 'dist');
@@ -90,7 +134,7 @@ export async function bundleService(root) {
     // CommonJS file, it is the bundle's own URL.
     banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
     define: { 'import.meta.url': '__bundleUrl' },
-    plugins: [ownDirname(dist, dirname(entry)), fetchResponseByTag()],
+    plugins: [ownDirname(dist, dirname(entry)), fetchResponseByTag(), unusedCodeLeftOut()],
     // Linked, not loaded: `node --enable-source-maps` shows the compiled modules' lines in stack traces.
     sourcemap: 'linked',
     write: false,
