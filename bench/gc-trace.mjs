@@ -3,8 +3,8 @@
 // Node refuses that flag in NODE_OPTIONS, so a preload sets it. The trace goes to standard output, which
 // the bench drops unless told where to write it:
 //
-//   PROFILE_NODE_OPTIONS="--import ./bench/gc-trace.mjs" PROFILE_STDOUT=/tmp/service-gc.log \
-//   PROFILE_RAW_NODE_OPTIONS="--import ./bench/gc-trace.mjs" PROFILE_RAW_STDOUT=/tmp/raw-gc.log \
+//   PROFILE_NODE_OPTIONS="--require ./bench/gc-trace.mjs" PROFILE_STDOUT=/tmp/service-gc.log \
+//   PROFILE_RAW_NODE_OPTIONS="--require ./bench/gc-trace.mjs" PROFILE_RAW_STDOUT=/tmp/raw-gc.log \
 //   node bench/cpu-per-request.mjs --mode full --only geo --connections 50 --requests 1500
 //   node bench/gc-trace.mjs /tmp/service-gc.log /tmp/raw-gc.log --requests 2000
 //

@@ -2,9 +2,12 @@
 // spaces (committed and used), and external memory (Buffers), every MEMORY_TRACE_MS (200) into
 // <MEMORY_TRACE_DIR>/memory-<PORT>.tsv. As a preload of both servers, under any bench command:
 //
-//   PROFILE_NODE_OPTIONS="--import ./bench/memory-trace.mjs" PROFILE_RAW_NODE_OPTIONS="--import ./bench/memory-trace.mjs" \
+//   PROFILE_NODE_OPTIONS="--require ./bench/memory-trace.mjs" PROFILE_RAW_NODE_OPTIONS="--require ./bench/memory-trace.mjs" \
 //   MEMORY_TRACE_DIR=/tmp/memory node bench/run.mjs --no-build --only "list of a provider org,geo,distance"
 //   node bench/memory-trace.mjs /tmp/memory/memory-3310.tsv /tmp/memory/memory-3311.tsv
+//
+// `--require`, not `--import`: with `--import` Node loads the service's CommonJS entry through its ES module
+// loader, which keeps two more copies of the bundle's source (~10 MB outside the heap) for the process's life.
 //
 // The summary is each file's sample of highest RSS, split: file-backed, V8 heap by space, external,
 // and the rest of the anonymous memory (malloc: freed memory glibc keeps, compiler zones, thread stacks).

@@ -4,7 +4,7 @@
 // spent its time, beside a client's own timings of the same run (docs/PERFORMANCE.md, "Running the
 // benchmarks").
 //
-//   PROFILE_NODE_OPTIONS="--import ./bench/request-trace.mjs" TRACE_FILE=/tmp/service-trace.log node bench/…
+//   PROFILE_NODE_OPTIONS="--require ./bench/request-trace.mjs" TRACE_FILE=/tmp/service-trace.log node bench/…
 //
 // Lines, times in epoch milliseconds (performance.timeOrigin + now, comparable across processes):
 //   R <socket> <request on socket> <accepted> <parsed> <finished>
