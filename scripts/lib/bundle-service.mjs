@@ -10,7 +10,7 @@
 // - pg, so that OpenTelemetry's pg instrumentation can patch it as it loads;
 // - swagger-ui-dist (files served from its folder) and packages Nest or Fastify name for features
 //   the service does not use (microservices, websockets, Express, views, multipart).
-// Left out altogether: TypeORM's drivers of other databases, class-validator's phone numbers (unusedCodeLeftOut).
+// Left out altogether: TypeORM's drivers of other databases, class-validator's phone numbers.
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { build } from 'esbuild';
@@ -49,65 +49,68 @@ const ownDirname = (dist, bundleDir) => ({
 });
 
 /**
- * @fastify/compress asks of every answer `payload instanceof Response`; reading the global `Response`
- * loads Node's bundled undici (0.8 MB of source, ~2.5 MB on the heap and off it, for good), which
- * nothing here uses. Fastify's own reply tells a fetch Response by its tag, as this does; the bundle
- * fails to build if the plugin's check is no longer written this way.
+ * A package file rewritten as it enters the bundle. `rewrite(text)` returns the new source, or undefined
+ * when the file is no longer written the way it expects: then the build fails, naming the file and `name`,
+ * so an upgrade of the package is reviewed rather than bundled unpatched.
  */
-const FETCH_RESPONSE_CHECK = 'return obj instanceof Response';
-const fetchResponseByTag = () => ({
-  name: 'fetch-response-by-tag',
+const rewritten = (name, filter, rewrite) => ({
+  name,
   setup(builder) {
-    builder.onLoad({ filter: /[\\/]@fastify[\\/]compress[\\/]lib[\\/]utils\.js$/ }, async (args) => {
-      const text = await readFile(args.path, 'utf8');
-      if (!text.includes(FETCH_RESPONSE_CHECK)) throw new Error(`${args.path} no longer says "${FETCH_RESPONSE_CHECK}": review fetchResponseByTag`);
-      return { contents: text.replace(FETCH_RESPONSE_CHECK, "return Object.prototype.toString.call(obj) === '[object Response]'"), loader: 'js' };
+    builder.onLoad({ filter }, async (args) => {
+      const contents = rewrite(await readFile(args.path, 'utf8'));
+      if (contents === undefined) throw new Error(`${args.path} is no longer written as ${name} expects: review it (scripts/lib/bundle-service.mjs)`);
+      return { contents, loader: 'js' };
     });
   },
 });
 
 /**
- * Code the service never runs, left out because a bundled module is evaluated at start and then held for
- * the process's life (its source, classes, closures; ~3 MB of RSS at rest for these two, and the heap's
- * limits under load follow what is live):
- * - TypeORM's DriverFactory requires the driver (and query runner) of every database TypeORM knows; the
- *   service speaks PostgreSQL only. Another driver's name now fails when the DataSource is made.
- * - class-validator's IsPhoneNumber requires libphonenumber-js and its metadata; no DTO uses it. Using it
- *   now fails where the decorator is applied, at start, rather than as a validator that refuses everything.
- * The build fails if either file is no longer written the way these rewrites expect.
+ * @fastify/compress asks of every answer `payload instanceof Response`; reading the global `Response`
+ * loads Node's bundled undici (0.8 MB of source, ~2.5 MB on the heap and off it, for good), which
+ * nothing here uses. Fastify's own reply tells a fetch Response by its tag, as this does.
+ */
+const FETCH_RESPONSE_CHECK = 'return obj instanceof Response';
+const fetchResponseByTag = rewritten('fetch-response-by-tag', /[\\/]@fastify[\\/]compress[\\/]lib[\\/]utils\.js$/, (text) =>
+  text.includes(FETCH_RESPONSE_CHECK) ? text.replace(FETCH_RESPONSE_CHECK, "return Object.prototype.toString.call(obj) === '[object Response]'") : undefined,
+);
+
+/*
+ * Code the service never runs, left out: a bundled module that something requires is evaluated at start
+ * and held for the process's life (its source, classes, closures; these two, ~2.5 MB of RSS at rest, and
+ * the heap's limits under load follow what is live).
+ */
+
+/**
+ * TypeORM's DriverFactory requires the driver and query runner of every database TypeORM knows; the
+ * service speaks PostgreSQL only. Another driver's name now fails when the DataSource is made.
  */
 const DRIVER_REQUIRE = /require\("\.\/([a-z0-9-]+)\/(\w+Driver)"\)/g;
+const postgresDriverOnly = rewritten('postgres-driver-only', /[\\/]typeorm[\\/]driver[\\/]DriverFactory\.js$/, (text) => {
+  let leftOut = 0;
+  const contents = text.replace(DRIVER_REQUIRE, (call, folder, name) => {
+    if (folder === 'postgres') return call;
+    leftOut++;
+    return `({ get ${name}() { throw new Error('TypeORM\\'s ${name} is left out of the service\\'s bundle (PostgreSQL only): scripts/lib/bundle-service.mjs'); } })`;
+  });
+  return text.includes('require("./postgres/PostgresDriver")') && leftOut >= 10 ? contents : undefined;
+});
+
+/**
+ * class-validator's IsPhoneNumber requires libphonenumber-js and its metadata; no DTO uses it. Applying it
+ * now fails where the decorator is applied, at start, rather than as a validator that refuses everything.
+ */
 const PHONE_EXPORTS = 'exports.IsPhoneNumber = exports.isPhoneNumber = exports.IS_PHONE_NUMBER = void 0;';
-const unusedCodeLeftOut = () => ({
-  name: 'unused-code-left-out',
-  setup(builder) {
-    builder.onLoad({ filter: /[\\/]typeorm[\\/]driver[\\/]DriverFactory\.js$/ }, async (args) => {
-      const text = await readFile(args.path, 'utf8');
-      let leftOut = 0;
-      const contents = text.replace(DRIVER_REQUIRE, (call, folder, name) => {
-        if (folder === 'postgres') return call;
-        leftOut++;
-        return `({ get ${name}() { throw new Error('TypeORM\\'s ${name} is left out of the service\\'s bundle (PostgreSQL only): scripts/lib/bundle-service.mjs'); } })`;
-      });
-      if (!text.includes('require("./postgres/PostgresDriver")') || leftOut < 10) {
-        throw new Error(`${args.path} no longer requires its drivers as expected (${leftOut} rewritten): review unusedCodeLeftOut`);
-      }
-      return { contents, loader: 'js' };
-    });
-    builder.onLoad({ filter: /[\\/]class-validator[\\/]cjs[\\/]decorator[\\/]string[\\/]IsPhoneNumber\.js$/ }, async (args) => {
-      const text = await readFile(args.path, 'utf8');
-      if (!text.includes(PHONE_EXPORTS)) throw new Error(`${args.path} no longer exports "${PHONE_EXPORTS}": review unusedCodeLeftOut`);
-      const contents = `"use strict";
+const noPhoneNumbers = rewritten('no-phone-numbers', /[\\/]class-validator[\\/]cjs[\\/]decorator[\\/]string[\\/]IsPhoneNumber\.js$/, (text) =>
+  text.includes(PHONE_EXPORTS)
+    ? `"use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 const leftOut = () => { throw new Error("class-validator's IsPhoneNumber is left out of the service's bundle (libphonenumber-js): scripts/lib/bundle-service.mjs"); };
 exports.IS_PHONE_NUMBER = 'isPhoneNumber';
 exports.isPhoneNumber = leftOut;
 exports.IsPhoneNumber = leftOut;
-`;
-      return { contents, loader: 'js' };
-    });
-  },
-});
+`
+    : undefined,
+);
 
 /** Bundles `dist/src/main.js` (as compiled) into itself; returns the bundle's size in bytes. */
 export async function bundleService(root) {
@@ -134,7 +137,7 @@ export async function bundleService(root) {
     // CommonJS file, it is the bundle's own URL.
     banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
     define: { 'import.meta.url': '__bundleUrl' },
-    plugins: [ownDirname(dist, dirname(entry)), fetchResponseByTag(), unusedCodeLeftOut()],
+    plugins: [ownDirname(dist, dirname(entry)), fetchResponseByTag, postgresDriverOnly, noPhoneNumbers],
     // Linked, not loaded: `node --enable-source-maps` shows the compiled modules' lines in stack traces.
     sourcemap: 'linked',
     write: false,

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { reportFigures } from './support/figures';
 import { freePort, PgCluster } from './support/pg-cluster';
-import { ServiceProcess, sleep } from './support/service-process';
+import { distDir, ServiceProcess, sleep } from './support/service-process';
 
 /**
  * OpenTelemetry on the built service: with OTEL_EXPORTER_OTLP_ENDPOINT unset not one module of the
@@ -68,6 +68,14 @@ describe('faults: OpenTelemetry tracing (built service)', () => {
     // The list is real: Node's own HTTP server is in it.
     expect(loaded).toContain('node:internal _http_server');
     expect(loaded.filter((entry) => entry.includes('undici'))).toEqual([]);
+  });
+
+  it("is built without the code it never runs: TypeORM's query runners of other databases, libphonenumber-js", () => {
+    const bundle = readFileSync(join(distDir(), 'src', 'main.js'), 'utf8');
+    const queryRunners = [...bundle.matchAll(/\b(\w+QueryRunner)=class\b/g)].map((match) => match[1]).sort();
+    // The list is real: the PostgreSQL one is in it.
+    expect(queryRunners).toEqual(['BaseQueryRunner', 'PostgresQueryRunner']);
+    expect(bundle).not.toMatch(/libphonenumber-js[/\\]|parsePhoneNumber/);
   });
 
   it('set to a local OTLP/HTTP receiver: spans of the request, the route and its SQL arrive', async () => {
