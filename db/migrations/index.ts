@@ -26,9 +26,10 @@ import { TileGridLoneTwins1763990000000 } from './1763990000000-TileGridLoneTwin
 import { TileGridFacets1763995000000 } from './1763995000000-TileGridFacets.js';
 import { StreamedTwins1764000000000 } from './1764000000000-StreamedTwins.js';
 import { TileFractionNearPoles1764010000000 } from './1764010000000-TileFractionNearPoles.js';
+import { GeofenceSets1764020000000 } from './1764020000000-GeofenceSets.js';
 
 /**
  * Every migration, oldest first. Listed explicitly (not globbed) so the compiled app, the TypeORM CLI
  * and the TypeScript test run all load the very same set.
  */
-export const migrations = [Foundation1763750000000, Twins1763760000000, Quests1763770000000, Events1763780000000, TwinCounts1763790000000, CredentialChanges1763800000000, ServiceKeys1763810000000, TwinSortIndexes1763820000000, TwinTileCells1763830000000, TwinTileKeys1763840000000, EventOccurred1763850000000, ChangeLog1763860000000, Webhooks1763870000000, EventTimestampBrin1763880000000, WebhookSecretRotation1763895000000, CitusReady1763900000000, TwinEventCounts1763910000000, EventTimelineStatistics1763920000000, ChangeLogBatchPositions1763930000000, QuestListing1763940000000, TileGridShards1763950000000, Positions1763960000000, Geofences1763970000000, GeofencesByOrganization1763980000000, TileGridLoneTwins1763990000000, TileGridFacets1763995000000, StreamedTwins1764000000000, TileFractionNearPoles1764010000000];
+export const migrations = [Foundation1763750000000, Twins1763760000000, Quests1763770000000, Events1763780000000, TwinCounts1763790000000, CredentialChanges1763800000000, ServiceKeys1763810000000, TwinSortIndexes1763820000000, TwinTileCells1763830000000, TwinTileKeys1763840000000, EventOccurred1763850000000, ChangeLog1763860000000, Webhooks1763870000000, EventTimestampBrin1763880000000, WebhookSecretRotation1763895000000, CitusReady1763900000000, TwinEventCounts1763910000000, EventTimelineStatistics1763920000000, ChangeLogBatchPositions1763930000000, QuestListing1763940000000, TileGridShards1763950000000, Positions1763960000000, Geofences1763970000000, GeofencesByOrganization1763980000000, TileGridLoneTwins1763990000000, TileGridFacets1763995000000, StreamedTwins1764000000000, TileFractionNearPoles1764010000000, GeofenceSets1764020000000];

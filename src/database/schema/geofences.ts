@@ -29,3 +29,20 @@ export const geofences = defineTable(
     },
   },
 );
+
+/**
+ * A version per organization of its geofences (migration GeofenceSets): moved by a trigger on `geofences`
+ * at every change, read by the statements that use an instance's copy of them (geofences/geofence-index.ts).
+ */
+export const geofenceSets = defineTable(
+  'geofence_sets',
+  {
+    organization_id: { type: 'uuid', primary: true, primaryKeyConstraintName: 'geofence_sets_pkey' },
+    version: { type: 'bigint' },
+  },
+  {
+    relations: {
+      organization: { type: 'many-to-one', target: 'organizations', onDelete: 'CASCADE', joinColumn: { name: 'organization_id', foreignKeyConstraintName: 'geofence_sets_organization_id_fkey' } },
+    },
+  },
+);

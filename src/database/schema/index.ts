@@ -5,7 +5,7 @@
 import { accessTokens, accounts, memberships } from './accounts.js';
 import { changeLogState, changes, streamedTwins } from './changes.js';
 import { events, idempotencyKeys } from './events.js';
-import { geofences } from './geofences.js';
+import { geofenceSets, geofences } from './geofences.js';
 import { images } from './images.js';
 import { organizations } from './organizations.js';
 import { positions } from './positions.js';
@@ -16,6 +16,6 @@ import { twins } from './twins.js';
 import { webhookAttempts, webhookDeliveries, webhooks } from './webhooks.js';
 
 export * from './table.js';
-export { accessTokens, accounts, changeLogState, changes, events, geofences, idempotencyKeys, images, memberships, organizations, positions, questTasks, quests, revenueEntries, serviceKeys, streamedTwins, twins, webhookAttempts, webhookDeliveries, webhooks };
+export { accessTokens, accounts, changeLogState, changes, events, geofenceSets, geofences, idempotencyKeys, images, memberships, organizations, positions, questTasks, quests, revenueEntries, serviceKeys, streamedTwins, twins, webhookAttempts, webhookDeliveries, webhooks };
 
-export const tables = [organizations, accounts, memberships, accessTokens, twins, positions, events, idempotencyKeys, images, quests, questTasks, revenueEntries, serviceKeys, changes, changeLogState, streamedTwins, webhooks, webhookDeliveries, webhookAttempts, geofences];
+export const tables = [organizations, accounts, memberships, accessTokens, twins, positions, events, idempotencyKeys, images, quests, questTasks, revenueEntries, serviceKeys, changes, changeLogState, streamedTwins, webhooks, webhookDeliveries, webhookAttempts, geofences, geofenceSets];
