@@ -20,6 +20,8 @@ const esmPackages = [
   '@electric-sql',
   '@mapbox',
   'pbf',
+  'flatbush',
+  'flatqueue',
 ];
 
 const swc = [

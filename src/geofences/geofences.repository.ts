@@ -25,6 +25,7 @@ const COLUMNS = `g.id, g.name, g.description, ST_AsGeoJSON(g.geometry)::json AS 
 const COUNT = rowShape({ count: 'integer' });
 const VALIDITY = rowShape({ reason: 'text?' });
 const TWINS_PAGE = rowShape({ found: 'boolean', count: 'integer', data: 'text' });
+const SHAPES = rowShape({ version: 'text?', vertices: 'integer?', id: 'uuid?', wkb: 'bytea?' });
 
 /** A geometry parameter: GeoJSON text as WGS 84. */
 const geometrySql = (n: string) => `ST_SetSRID(ST_GeomFromGeoJSON(${n}::text), 4326)`;
@@ -86,6 +87,23 @@ export class GeofencesRepository {
   /** Whether it existed. Crossings recorded before stay on the timelines (their events name it). */
   async delete(organizationId: string, id: string): Promise<boolean> {
     return (await this.sql.affected(`DELETE FROM geofences WHERE organization_id = $1 AND id = $2`, [organizationId, id])) > 0;
+  }
+
+  /**
+   * The organization's geofences as WKB, with the version of the set they form (migration GeofenceSets),
+   * read in one snapshot; none when they have more than `maxVertices` vertices in all (only the version
+   * and that count then). The version is null when the organization never had a geofence.
+   */
+  async shapes(organizationId: string, maxVertices: number): Promise<{ version: string | null; vertices: number; rows: { id: string; wkb: Uint8Array }[] }> {
+    const rows = await this.sql.rows(
+      SHAPES,
+      `WITH n AS (SELECT coalesce(sum(ST_NPoints(g.geometry)), 0)::int AS vertices FROM geofences g WHERE g.organization_id = $1)
+       SELECT (SELECT s.version::text FROM geofence_sets s WHERE s.organization_id = $1) AS version, n.vertices, g.id, ST_AsBinary(g.geometry) AS wkb
+         FROM n LEFT JOIN geofences g ON g.organization_id = $1 AND n.vertices <= $2`,
+      [organizationId, maxVertices],
+    );
+    const held = rows.flatMap((row) => (row.id !== null && row.wkb !== null ? [{ id: row.id, wkb: row.wkb }] : []));
+    return { version: rows[0].version, vertices: rows[0].vertices ?? 0, rows: held };
   }
 
   /**
