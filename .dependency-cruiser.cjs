@@ -31,6 +31,10 @@ const CROSS_FEATURE = {
     // A move crossing a geofence is an event of the twin's timeline, recorded by the statement that
     // stores the position: the crossing SQL is written once, in the geofences feature.
     '^src/geofences/geofence-crossings[.]ts$',
+    // A batch's insides are found among the geofences an instance holds, kept by the geofences feature
+    // (the module exports the index; the index reads them with its repository).
+    '^src/geofences/geofence-index[.]ts$',
+    '^src/geofences/geofences[.]module[.]ts$',
   ],
   quests: [
     // `include=twin` (and a task's `place`) adds twins in the twins feature's list form.

@@ -321,18 +321,34 @@ async function measure(db, pid, t, mode, connections) {
 // ---------------------------------------------------------------------------------------------------
 // The statement, explained
 
-/** The built PositionsRepository, loaded when the service starts (the build in dist/ is shared: another build may replace it meanwhile). */
+/** The built PositionsRepository and GeofenceIndex, loaded when the service starts (the build in dist/ is shared: another build may replace it meanwhile). */
 let PositionsRepository;
+let GeofenceIndex;
 async function loadRepository() {
   await import('reflect-metadata');
   ({ PositionsRepository } = await import(pathToFileURL(join(root, 'dist/src/twins/positions/positions.repository.js')).href));
+  ({ GeofenceIndex } = await import(pathToFileURL(join(root, 'dist/src/geofences/geofence-index.js')).href));
 }
 
-/** The service's own SQL and parameters for a batch (PositionsRepository.record, from dist/, with a recording `sql`). */
-async function recordStatement(organizationId, twinIds, positions) {
+/**
+ * The service's own SQL and parameters for a batch (PositionsRepository.record, from dist/, with a recording
+ * `sql`), with the crossings the service finds among the organization's geofences it holds
+ * (geofence-index.ts, fed here by the bench's own query) once it loaded them: what every batch after an
+ * organization's first is recorded with.
+ */
+async function recordStatement(db, organizationId, twinIds, positions) {
+  const { version } = (await db.query(`SELECT (SELECT version::text FROM geofence_sets WHERE organization_id = $1) AS version`, [organizationId])).rows[0];
+  let held;
+  if (version !== null) {
+    const rows = (await db.query(`SELECT id, ST_AsBinary(geometry) AS wkb FROM geofences WHERE organization_id = $1`, [organizationId])).rows;
+    const index = new GeofenceIndex({ shapes: async () => ({ version, vertices: 0, rows }) });
+    index.observed(organizationId, version);
+    await index.settled();
+    held = index.crossingsOf(organizationId, twinIds, positions);
+  }
   let captured;
   const repository = new PositionsRepository({ rows: async (_shape, text, values) => ((captured = { text, values }), []) });
-  await repository.record(organizationId, twinIds, positions, null);
+  await repository.record(organizationId, twinIds, positions, null, held);
   return captured;
 }
 
@@ -347,7 +363,7 @@ async function recordStatement(organizationId, twinIds, positions) {
 function crossingPart(plan) {
   const subplans = plan.Plan.Plans ?? [];
   const cte = (name) => subplans.find((p) => p['Subplan Name'] === `CTE ${name}`);
-  const search = ['geofence_points', 'geofence_candidates', 'geofence_insides'].map((name) => ({ name, node: cte(name) })).filter((c) => c.node);
+  const search = ['geofence_held', 'geofence_points', 'geofence_candidates', 'geofence_insides'].map((name) => ({ name, node: cte(name) })).filter((c) => c.node);
   const nodes = [];
   const walk = (node, depth) => {
     nodes.push({
@@ -398,7 +414,7 @@ async function explain(db, t, mode) {
         positions.push({ lon, lat, occurred, occurredMs: Date.parse(occurred), accuracy: 5, speed: 12, heading: 90, altitude: null });
       }),
     );
-    const statement = await recordStatement(t.organizationId, twinIds, positions);
+    const statement = await recordStatement(db, t.organizationId, twinIds, positions);
     const text = statement.text;
     await db.query('SAVEPOINT x');
     const json = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`, statement.values)).rows[0]['QUERY PLAN'][0];

@@ -110,11 +110,12 @@ const NOTIFY_RESOURCE_MAX = 7600;
  * the transaction commits, in commit order. The payload is the ChangeRow as JSON, without `resource`
  * when that would not fit (listeners then read it by position). Must be evaluated over the rows the
  * statement's change CTE returned: their positions were drawn under the twin's change-log lock, which
- * the streams' registration takes too.
+ * the streams' registration takes too. `streamed`: SQL of whether the twin is streamed, asked after that
+ * lock was taken (by default, asked for this row).
  */
-export function notifyChangeSql(channel: string, c = 'c'): string {
+export function notifyChangeSql(channel: string, c = 'c', streamed = `twin_is_streamed(${c}.twin_id)`): string {
   const head = `'position', ${c}.position::text, 'kind', ${c}.kind, 'twin_id', ${c}.twin_id, 'subject_id', ${c}.subject_id, 'name', ${c}.name, 'category', ${c}.category`;
-  return `CASE WHEN twin_is_streamed(${c}.twin_id)
+  return `CASE WHEN ${streamed}
                THEN pg_notify('${channel}', CASE WHEN octet_length(${c}.resource) <= ${NOTIFY_RESOURCE_MAX}
                                                  THEN json_build_object(${head}, 'resource', ${c}.resource)
                                                  ELSE json_build_object(${head}) END::text) END`;

@@ -27,14 +27,42 @@ const POINTS_PER_LOOKUP = 32;
 export const PER_CHUNK_FROM = 24;
 
 /**
- * How a statement finds its geofence crossings: per step, or per chunk of a path (for a statement whose
- * steps are all of one organization, `organization` its SQL). Both find the same crossings.
+ * A statement's crossings as an instance found them among the geofences it holds (geofence-index.ts's
+ * HeldCrossings), as SQL: the statement's parameters holding them (`version` bigint; `firstOf`,
+ * `firstTwin`, `firstGeofence`, `point`, `geofence` int4[] with positions from 1; `entered` boolean[];
+ * `ids` uuid[]), and what only the statement knows:
+ * - `twinOf`, `occurredOf`, `locationOf`: SQL of its position at an index (from 1);
+ * - `allNew`: whether every position it was given is stored, each newer than where its twin was (so the
+ *   paths found in memory are the twins' steps);
+ * - `before`: rows `twin_id`, `location` of where each of its twins was before it (null: nowhere).
  */
-export type CrossingLookup = { per: 'step' } | { per: 'chunk'; organization: string };
+export interface HeldCrossingsSql {
+  version: string;
+  firstOf: string;
+  firstTwin: string;
+  firstGeofence: string;
+  point: string;
+  geofence: string;
+  entered: string;
+  ids: string;
+  twinOf: (index: string) => string;
+  occurredOf: (index: string) => string;
+  locationOf: (index: string) => string;
+  allNew: string;
+  before: string;
+}
+
+/**
+ * How a statement finds its geofence crossings: per step, or per chunk of a path (for a statement whose
+ * steps are all of one organization, `organization` its SQL), taking those an instance found when it holds
+ * the organization's geofences (`held`) when they are current. All find the same crossings.
+ */
+export type CrossingLookup = { per: 'step' } | { per: 'chunk'; organization: string; held?: HeldCrossingsSql };
 export const PER_STEP: CrossingLookup = { per: 'step' };
 
 /** The lookup of a statement of `points` new positions of `organization`: per step below PER_CHUNK_FROM points, per chunk from there. */
-export const crossingLookupFor = (points: number, organization: string): CrossingLookup => (points >= PER_CHUNK_FROM ? { per: 'chunk', organization } : PER_STEP);
+export const crossingLookupFor = (points: number, organization: string, held?: HeldCrossingsSql): CrossingLookup =>
+  points >= PER_CHUNK_FROM ? { per: 'chunk', organization, held } : PER_STEP;
 
 /**
  * The CTE `geofence_crossings` (columns `organization_id`, `twin_id`, `occurred`, `location`,
@@ -52,8 +80,8 @@ const crossingsPerStepSql = (steps: string) => `geofence_crossings AS (
        `;
 
 /**
- * The CTE `geofence_crossings` looked up per chunk of a path, for a statement whose steps are all of the
- * organization `organization` (SQL):
+ * The CTE `geofence_searched` (the columns of `geofence_crossings` but `seq`) looked up per chunk of a
+ * path, for a statement whose steps are all of the organization `organization` (SQL):
  * - `geofence_points`: each twin's path, numbered: `before` (n = 0, when there is one), then its steps
  *   (n = 1, 2, … in `occurred` order). None when the organization has no geofence: one probe of the
  *   index instead of numbering and chunking a path that can cross nothing (~1.5 ms of PostgreSQL a
@@ -62,10 +90,11 @@ const crossingsPerStepSql = (steps: string) => `geofence_crossings AS (
  *   POINTS_PER_LOOKUP consecutive points.
  * - `geofence_insides`: each point and each geofence of its chunk that covers it, decided once per point
  *   and geofence.
- * - `geofence_crossings`: where a run of consecutive points inside a geofence starts (entered at its first
+ * - `geofence_searched`: where a run of consecutive points inside a geofence starts (entered at its first
  *   point, unless that is `before`) and ends (exited at the point after its last, when the path goes on).
+ *   `unless` (SQL), when given, skips the search whole when it holds.
  */
-const crossingsPerChunkSql = (steps: string, organization: string) => `geofence_points AS MATERIALIZED (
+const crossingsPerChunkSql = (steps: string, organization: string, unless?: string) => `geofence_points AS MATERIALIZED (
          SELECT s.organization_id, s.twin_id, p.n, p.location, s.occurred, s.last
            FROM (SELECT s.*, row_number() OVER w AS n, count(*) OVER (PARTITION BY s.twin_id) AS last
                    FROM ${steps} s WINDOW w AS (PARTITION BY s.twin_id ORDER BY s.occurred)) s
@@ -85,14 +114,53 @@ const crossingsPerChunkSql = (steps: string, organization: string) => `geofence_
        ), geofence_runs AS (
          SELECT i.twin_id, i.geofence_id, i.n, i.last, lag(i.n) OVER w AS previous, lead(i.n) OVER w AS next
            FROM geofence_insides i WINDOW w AS (PARTITION BY i.twin_id, i.geofence_id ORDER BY i.n)
-       ), geofence_crossings AS (
-         SELECT p.organization_id, p.twin_id, p.occurred, p.location, x.geofence_id, x.entered,
-                row_number() OVER (ORDER BY p.twin_id, p.occurred, x.geofence_id) AS seq
+       ), geofence_searched AS (
+         SELECT p.organization_id, p.twin_id, p.occurred, p.location, x.geofence_id, x.entered
            FROM (SELECT r.twin_id, r.geofence_id, r.n, true AS entered FROM geofence_runs r WHERE r.n > 0 AND r.previous IS DISTINCT FROM r.n - 1
                  UNION ALL
                  SELECT r.twin_id, r.geofence_id, r.n + 1, false FROM geofence_runs r WHERE r.n < r.last AND r.next IS DISTINCT FROM r.n + 1) x
-           JOIN geofence_points p ON p.twin_id = x.twin_id AND p.n = x.n
+           JOIN geofence_points p ON p.twin_id = x.twin_id AND p.n = x.n${unless ? `
+          WHERE NOT (${unless})` : ''}
        `;
+
+/**
+ * The CTEs of crossings an instance found (`held`, HeldCrossingsSql), for a statement of the organization
+ * `organization` (SQL):
+ * - `geofence_held`: whether they are current: found among the geofences at the version this statement
+ *   sees (geofence_sets), and every position new.
+ * - `geofence_firsts`: each twin's earliest position against where it was (`before`, the one point
+ *   PostgreSQL looks up here): entered the geofences covering it and not `before`, exited the reverse.
+ * - `geofence_found`: those crossings and the ones after each twin's earliest position.
+ */
+const heldCrossingsSql = (held: HeldCrossingsSql, organization: string) => `geofence_held AS MATERIALIZED (
+         SELECT coalesce((SELECT s.version FROM geofence_sets s WHERE s.organization_id = ${organization}) = ${held.version}, false) AND ${held.allNew} AS current
+       ), geofence_firsts AS (
+         SELECT coalesce(n.point, w.point) AS point, coalesce(n.geofence_id, w.geofence_id) AS geofence_id, n.point IS NOT NULL AS entered
+           FROM (SELECT t.point, (${held.ids})[f.geofence] AS geofence_id
+                   FROM unnest(${held.firstTwin}, ${held.firstGeofence}) f(twin, geofence) JOIN unnest(${held.firstOf}) WITH ORDINALITY t(point, twin) ON t.twin = f.twin) n
+           FULL JOIN (SELECT t.point, g.id AS geofence_id
+                        FROM unnest(${held.firstOf}) t(point)
+                        JOIN ${held.before} b ON b.twin_id = ${held.twinOf('t.point')}
+                        JOIN geofences g ON g.organization_id = ${organization} AND g.geometry && b.location AND ST_Covers(g.geometry, b.location)) w
+             ON w.point = n.point AND w.geofence_id = n.geofence_id
+          WHERE n.point IS NULL OR w.point IS NULL
+       ), geofence_found AS (
+         SELECT ${organization} AS organization_id, ${held.twinOf('x.point')} AS twin_id, ${held.occurredOf('x.point')} AS occurred, ${held.locationOf('x.point')} AS location,
+                x.geofence_id, x.entered
+           FROM (SELECT x.point, (${held.ids})[x.geofence] AS geofence_id, x.entered FROM unnest(${held.point}, ${held.geofence}, ${held.entered}) x(point, geofence, entered)
+                 UNION ALL
+                 SELECT f.point, f.geofence_id, f.entered FROM geofence_firsts f) x
+          WHERE (SELECT h.current FROM geofence_held h)
+       `;
+
+/** `geofence_crossings` of the chunked lookup: the crossings found (held or searched), numbered. */
+const crossingsOfChunksSql = (steps: string, organization: string, held?: HeldCrossingsSql) => {
+  const numbered = (from: string) => `geofence_crossings AS (
+         SELECT c.*, row_number() OVER (ORDER BY c.twin_id, c.occurred, c.geofence_id) AS seq FROM (${from}) c
+       `;
+  if (!held) return `${crossingsPerChunkSql(steps, organization)}), ${numbered('SELECT * FROM geofence_searched')}`;
+  return `${heldCrossingsSql(held, organization)}), ${crossingsPerChunkSql(steps, organization, 'SELECT h.current FROM geofence_held h')}), ${numbered('SELECT * FROM geofence_found UNION ALL SELECT * FROM geofence_searched')}`;
+};
 
 /**
  * The geofence crossings of a statement that moves twins: CTEs to follow the CTE `steps`, one row per new
@@ -117,7 +185,7 @@ const crossingsPerChunkSql = (steps: string, organization: string) => `geofence_
  * reads runs after the main query, with the change-log locks then taken last.
  */
 export function geofenceCrossingsSql(steps: string, lookup: CrossingLookup, oneTwin?: string): string {
-  return `${lookup.per === 'chunk' ? crossingsPerChunkSql(steps, lookup.organization) : crossingsPerStepSql(steps)}), geofence_events AS (
+  return `${lookup.per === 'chunk' ? crossingsOfChunksSql(steps, lookup.organization, lookup.held) : crossingsPerStepSql(steps)}), geofence_events AS (
          INSERT INTO events (id, organization_id, twin_id, name, category, data, occurred)
          SELECT ${uuidv7Sql('x.seq')}, x.organization_id, x.twin_id,
                 CASE WHEN x.entered THEN '${GEOFENCE_ENTERED}' ELSE '${GEOFENCE_EXITED}' END, 'geofence',

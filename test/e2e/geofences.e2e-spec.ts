@@ -6,8 +6,10 @@ import fc from 'fast-check';
 import { Sql } from '../../src/database/sql';
 import { EventBus } from '../../src/events/event-bus';
 import { PER_CHUNK_FROM } from '../../src/geofences/geofence-crossings';
+import { GeofenceIndex } from '../../src/geofences/geofence-index';
 import { ATOMIC_MEDIA_TYPE } from '../../src/operations/atomic-document';
 import { PlaceImporter } from '../../src/places/place-importer';
+import { PositionsRepository } from '../../src/twins/positions/positions.repository';
 import { SseClient } from '../support/sse-client';
 import { document, embeddedDatabase, expectError, JSON_API, TestApp, TestTenant } from '../support/test-app';
 
@@ -351,6 +353,94 @@ describe('geofences', () => {
       expect(kinds.at(-1)).toBe(location[0] === 90.5 ? 'geofence.entered' : 'geofence.exited');
     });
 
+    describe("with the organization's geofences held by the instance (geofence-index.ts)", () => {
+      const index = () => service.app.get(GeofenceIndex);
+      /** PER_CHUNK_FROM positions of a straight walk from (29, 29.5) east, a minute apart. */
+      const walk = (from: number) =>
+        Array.from({ length: PER_CHUNK_FROM }, (_, i) => ({ lon: 29 + i / 1000, lat: 29.5, occurred: at(from + i), occurredMs: Date.parse(at(from + i)), accuracy: null, speed: null, heading: null, altitude: null }));
+      /** A tenant with one geofence, the box [30, 31]², held by this instance after a batch far from it. */
+      const heldTenant = async (name: string) => {
+        const tenant = await service.tenant({ organization: name });
+        const zone = await created(tenant, polygon(box(30, 30, 31, 31)));
+        const warmer = await newTwin(tenant, 'Warmer');
+        await uploaded(tenant, warmer, Array.from({ length: PER_CHUNK_FROM }, (_, i) => position([-100, -50 + i / 100], at(-300 + i))));
+        await index().settled();
+        const version = index().versionOf(tenant.organizationId)!;
+        expect(version).toEqual(expect.any(String));
+        return { tenant, zone, version };
+      };
+
+      it('finds a batch’s crossings per twin in occurred order, and leaves to PostgreSQL what it cannot decide', async () => {
+        const { tenant, zone, version } = await heldTenant('Held paths');
+        const found = (twinIds: string[], points: [number, number, number][]) =>
+          index().crossingsOf(tenant.organizationId, twinIds, points.map(([lon, lat, occurredMs]) => ({ lon, lat, occurredMs })));
+        // Twin b: inside at its earliest position (sent last), out, in again; twin a: out, then in.
+        expect(found(['b', 'a', 'b', 'a', 'b'], [[30.1, 30.1, 4], [0, 0, 1], [30.5, 30.5, 2], [30.5, 30.5, 2], [32, 30.5, 3]])).toEqual({
+          version,
+          firstOf: [2, 1],
+          firstTwin: [1],
+          firstGeofence: [1],
+          point: [4, 0, 3],
+          geofence: [1, 1, 1],
+          entered: [false, true, true],
+          ids: [zone],
+        });
+        // Two positions of a twin in one millisecond, a point on the boundary: PostgreSQL's to say.
+        expect(found(['a', 'a'], [[0, 0, 1], [1, 1, 1]])).toBeUndefined();
+        expect(found(['a', 'a'], [[0, 0, 1], [30, 30.5, 2]])).toBeUndefined();
+      });
+
+      it('drops an organization with geofences whole, its version with it', async () => {
+        const { tenant } = await heldTenant('Held and gone');
+        await service.dataSource.query(`DELETE FROM organizations WHERE id = $1`, [tenant.organizationId]);
+        const left = await service.dataSource.query(`SELECT (SELECT count(*) FROM geofences WHERE organization_id = $1)::int AS geofences, (SELECT count(*) FROM geofence_sets WHERE organization_id = $1)::int AS sets`, [tenant.organizationId]);
+        expect(left).toEqual([{ geofences: 0, sets: 0 }]);
+      });
+
+      it('takes the crossings the instance found when they are current, and searches when they are not', async () => {
+        const { tenant, zone, version } = await heldTenant('Held versions');
+        const repository = service.app.get(PositionsRepository);
+        // Crossings that claim an entry at the fourth point, which PostGIS would not find (the walk is
+        // outside the box): recorded at the current version with every position new, so the statement
+        // does take them; ignored at any other version, and when a position is not new.
+        const claim = (at: string) => ({ version: at, firstOf: [0], firstTwin: [], firstGeofence: [], point: [3], geofence: [1], entered: [true], ids: [zone] });
+        const steps = walk(-100);
+        const taken = await newTwin(tenant, 'Taken');
+        await repository.record(tenant.organizationId, steps.map(() => taken), steps, null, claim(version));
+        expect(await crossings(taken)).toEqual([['geofence.entered', zone, steps[3].occurred, [steps[3].lon, steps[3].lat]]]);
+        const stale = await newTwin(tenant, 'Stale');
+        const rows = await repository.record(tenant.organizationId, steps.map(() => stale), steps, null, claim(String(BigInt(version) - 1n)));
+        expect(await crossings(stale)).toEqual([]);
+        expect(rows[0].geofences).toBe(version);
+        const late = await newTwin(tenant, 'Late');
+        await uploaded(tenant, late, [position([28, 28], steps[0].occurred)]);
+        await repository.record(tenant.organizationId, steps.map(() => late), steps, null, claim(version));
+        expect(await crossings(late)).toEqual([]);
+      });
+
+      it("searches when another instance changed the organization's geofences, and holds the new ones after", async () => {
+        const { tenant, zone, version } = await heldTenant('Held elsewhere');
+        // As another instance would: the box moved under the walk, this instance's copy now stale.
+        await service.dataSource.query(`UPDATE geofences SET geometry = ST_MakeEnvelope(29.0055, 29, 29.0105, 30, 4326) WHERE id = $1`, [zone]);
+        const twin = await newTwin(tenant, 'Walker');
+        const steps = walk(-100);
+        await uploaded(tenant, twin, steps.map((step) => position([step.lon, step.lat], step.occurred)));
+        const expected: Crossing[] = [
+          ['geofence.entered', zone, steps[6].occurred, [29.006, 29.5]],
+          ['geofence.exited', zone, steps[11].occurred, [29.011, 29.5]],
+        ];
+        expect(await crossings(twin)).toEqual(expected);
+        await index().settled();
+        expect(BigInt(index().versionOf(tenant.organizationId)!)).toBeGreaterThan(BigInt(version));
+        // The same walk again, found in memory now.
+        const again = await newTwin(tenant, 'Again');
+        const later = walk(-50);
+        expect(index().crossingsOf(tenant.organizationId, later.map(() => again), later)).toMatchObject({ point: [6, 11], entered: [true, false] });
+        await uploaded(tenant, again, later.map((step) => position([step.lon, step.lat], step.occurred)));
+        expect(await crossings(again)).toEqual(expected.map(([kind, geofence, , coordinates], i) => [kind, geofence, later[[6, 11][i]].occurred, coordinates]));
+      });
+    });
+
     it('records exactly the crossings PostGIS computes from the ordered positions (random walks, random boxes)', async () => {
       // A walk of up to 80 points on a half-degree grid, drifting east with turns back (geofences are
       // looked up per 32 consecutive points of a path, so it spans 1 to 3 lookups, far apart), and boxes
@@ -376,30 +466,55 @@ describe('geofences', () => {
           const stepper = await service.createTwin(tenant, { name: 'Stepper' });
           const times = points.map((_, i) => at(-100 + i));
           // Consecutive chunks, each shuffled: every upload newer than the last, unsorted inside.
-          const upload = async (walker: string, size: number) => {
-            for (let start = 0; start < points.length; start += size) {
-              const chunk = points.slice(start, start + size).map((point, i) => position(point, times[start + i]));
+          const upload = async (walker: string, size: number, path = points) => {
+            for (let start = 0; start < path.length; start += size) {
+              const chunk = path.slice(start, start + size).map((point, i) => position(point, times[start + i]));
               const shuffled = chunk.map((item, i) => ({ item, key: (seed * 31 + i * 17) % 7 })).sort((a, b) => a.key - b.key).map(({ item }) => item);
               await uploaded(tenant, walker, shuffled);
             }
           };
           await upload(twin, Math.ceil(points.length / uploads));
           await upload(stepper, PER_CHUNK_FROM - 1);
-          const covers: { geofence: string; ord: string; inside: boolean }[] = await service.dataSource.query(
-            `SELECT g.id AS geofence, p.ord::text AS ord, ST_Covers(g.geometry, ST_SetSRID(ST_MakePoint(p.x, p.y), 4326)) AS inside
-               FROM geofences g, unnest($2::float8[], $3::float8[]) WITH ORDINALITY AS p(x, y, ord) WHERE g.id = ANY ($1::uuid[])`,
-            [zones, points.map(([x]) => x), points.map(([, y]) => y)],
-          );
-          const inside = (geofence: string, i: number) => covers.find((c) => c.geofence === geofence && Number(c.ord) === i + 1)!.inside;
-          const expected: Crossing[] = [];
-          points.forEach((point, i) => {
-            for (const zone of [...zones].sort()) {
-              const was = i > 0 && inside(zone, i - 1);
-              if (inside(zone, i) !== was) expected.push([inside(zone, i) ? 'geofence.entered' : 'geofence.exited', zone, times[i], point]);
-            }
-          });
+          // And in uploads of at least PER_CHUNK_FROM with the organization's geofences held by this instance
+          // (geofence-index.ts, loaded after the first such upload): the walk, whose points on a boundary
+          // leave it to PostgreSQL, and the walk nudged off the grid (never within 1e-6° of a side), whose
+          // crossings are found in memory.
+          const index = service.app.get(GeofenceIndex);
+          const warmer = await service.createTwin(tenant, { name: 'Warmer' });
+          await uploaded(tenant, warmer, Array.from({ length: PER_CHUNK_FROM }, (_, i) => position([-100, -50 + i / 100], at(-200 + i))));
+          await index.settled();
+          expect(index.versionOf(tenant.organizationId)).toEqual(expect.any(String));
+          const holder = await service.createTwin(tenant, { name: 'Holder' });
+          const size = Math.max(PER_CHUNK_FROM, Math.ceil(points.length / uploads));
+          await upload(holder, size);
+          const nudged = points.map(([x, y], i): [number, number] => [x + ((i % 5) + 1) * 1e-6, y - ((i % 3) + 1) * 1e-6]);
+          const nudgedTwin = await service.createTwin(tenant, { name: 'Nudged' });
+          const found = jest.spyOn(index, 'crossingsOf');
+          await upload(nudgedTwin, size, nudged);
+          if (points.length >= PER_CHUNK_FROM) expect(found.mock.results.some((result) => result.value !== undefined)).toBe(true);
+          found.mockRestore();
+          /** The crossings PostGIS computes from the path's points in order. */
+          const expectedOf = async (path: [number, number][]): Promise<Crossing[]> => {
+            const covers: { geofence: string; ord: string; inside: boolean }[] = await service.dataSource.query(
+              `SELECT g.id AS geofence, p.ord::text AS ord, ST_Covers(g.geometry, ST_SetSRID(ST_MakePoint(p.x, p.y), 4326)) AS inside
+                 FROM geofences g, unnest($2::float8[], $3::float8[]) WITH ORDINALITY AS p(x, y, ord) WHERE g.id = ANY ($1::uuid[])`,
+              [zones, path.map(([x]) => x), path.map(([, y]) => y)],
+            );
+            const inside = (geofence: string, i: number) => covers.find((c) => c.geofence === geofence && Number(c.ord) === i + 1)!.inside;
+            const expected: Crossing[] = [];
+            path.forEach((point, i) => {
+              for (const zone of [...zones].sort()) {
+                const was = i > 0 && inside(zone, i - 1);
+                if (inside(zone, i) !== was) expected.push([inside(zone, i) ? 'geofence.entered' : 'geofence.exited', zone, times[i], point]);
+              }
+            });
+            return expected;
+          };
+          const expected = await expectedOf(points);
           expect(await crossings(twin)).toEqual(expected);
           expect(await crossings(stepper)).toEqual(expected);
+          expect(await crossings(holder)).toEqual(expected);
+          expect(await crossings(nudgedTwin)).toEqual(await expectedOf(nudged));
         }),
         { numRuns: 25 },
       );

@@ -6,7 +6,8 @@ import { rowShape } from '../../database/row-shape.js';
 import { Sql } from '../../database/sql.js';
 import { SqlParams } from '../../database/sql-params.js';
 import { isoTimestampSql } from '../../database/timestamps.js';
-import { crossingChangesJsonSql, crossingLookupFor, geofenceCrossingsSql } from '../../geofences/geofence-crossings.js';
+import { crossingChangesJsonSql, crossingLookupFor, geofenceCrossingsSql, type HeldCrossingsSql } from '../../geofences/geofence-crossings.js';
+import type { HeldCrossings } from '../../geofences/geofence-index.js';
 import type { Position } from './position-body.js';
 
 /**
@@ -37,19 +38,48 @@ export interface RecordedTwin {
   resource: string | null;
   /** The geofence crossings it recorded: a JSON array of change rows in position order, or null (geofence-crossings.ts). */
   crossings: string | null;
+  /** The version of the organization's geofences the statement saw (migration GeofenceSets), null when it never had one. */
+  geofences: string | null;
 }
-const RECORDED = rowShape({ twin_id: 'uuid', stored: 'integer', position: 'text?', resource: 'text?', crossings: 'text?' });
-const RECORDED_NOTIFYING = rowShape({ twin_id: 'uuid', stored: 'integer', position: 'text?', resource: 'text?', crossings: 'text?', notified: 'text?' });
+const RECORDED = rowShape({ twin_id: 'uuid', stored: 'integer', position: 'text?', resource: 'text?', crossings: 'text?', geofences: 'text?' });
+const RECORDED_NOTIFYING = rowShape({ twin_id: 'uuid', stored: 'integer', position: 'text?', resource: 'text?', crossings: 'text?', geofences: 'text?', notified: 'text?' });
+
+/**
+ * Where the statement of `record` takes held crossings (HeldCrossingsSql): after its ten other
+ * parameters; its positions by index from its own arrays, where its twins were from `owned`.
+ */
+const HELD_CROSSINGS: HeldCrossingsSql = {
+  version: '$11::bigint',
+  firstOf: '$12::int4[]',
+  firstTwin: '$13::int4[]',
+  firstGeofence: '$14::int4[]',
+  point: '$15::int4[]',
+  geofence: '$16::int4[]',
+  entered: '$17::boolean[]',
+  ids: '$18::uuid[]',
+  twinOf: (i) => `($2::uuid[])[($3::int4[])[${i}]]`,
+  occurredOf: (i) => `($4::timestamptz[])[${i}]`,
+  locationOf: (i) => `ST_SetSRID(ST_MakePoint(($5::float8[])[${i}], ($6::float8[])[${i}]), 4326)`,
+  allNew: `(SELECT count(*) FROM stored) = cardinality($3::int4[])
+           AND NOT EXISTS (SELECT 1 FROM owned o WHERE o.was_occurred >= ($4::timestamptz[])[($12::int4[])[array_position($2::uuid[], o.id)]])`,
+  before: '(SELECT o.id AS twin_id, o.was_at AS location FROM owned o)',
+};
+
+/** PostgreSQL's array literal of booleans. */
+const booleanArrayLiteral = (values: readonly boolean[]): string => `{${values.map((value) => (value ? 't' : 'f')).join(',')}}`;
 
 /**
  * `pg_notify` of every change CTE `moves` and `geofence_changes` recorded for the twin `twin` (SQL), in
  * position order (a volatile select list is evaluated after the sort), so a stream never gets a later
- * position before an earlier one; the number announced.
+ * position before an earlier one; the number announced. Whether the twin is streamed is asked once, after
+ * all its changes were written (their count is read first): a batch records ~90 crossings of one twin.
  */
-export const notifyTwinChangesSql = (channel: string, moves: string, twin: string): string =>
-  `(SELECT count(*) FROM (SELECT ${notifyChangeSql(channel, 'a')} AS notified
-                            FROM (SELECT * FROM ${moves} m WHERE m.twin_id = ${twin} UNION ALL SELECT * FROM geofence_changes gc WHERE gc.twin_id = ${twin}) a
-                           ORDER BY a.position) n)::text`;
+export const notifyTwinChangesSql = (channel: string, moves: string, twin: string): string => {
+  const changes = `SELECT * FROM ${moves} m WHERE m.twin_id = ${twin} UNION ALL SELECT * FROM geofence_changes gc WHERE gc.twin_id = ${twin}`;
+  return `(SELECT count(*) FROM (SELECT ${notifyChangeSql(channel, 'a', 's.streamed')} AS notified
+                            FROM (SELECT * FROM (${changes}) a ORDER BY a.position) a,
+                                 (SELECT twin_is_streamed(${twin}) AS streamed FROM (SELECT count(*) FROM (${changes}) k) k) s) n)::text`;
+};
 
 /** A position of a track, read to be drawn as a line. */
 export interface TrackRow {
@@ -91,13 +121,21 @@ export class PositionsRepository {
   /**
    * Stores positions of the organization's twins (`twinIds[i]` is position i's twin). A twin of another
    * organization, or none, gets no row: the answer names only the organization's twins, each once.
-   * `channel` (the event bus's NOTIFY channel, or null) makes the moves announce themselves.
+   * `channel` (the event bus's NOTIFY channel, or null) makes the moves announce themselves. `held`: the
+   * crossings as this instance found them (geofence-index.ts), for a statement that looks crossings up per
+   * chunk to take when they are current.
    */
-  async record(organizationId: string, twinIds: readonly string[], positions: readonly Position[], channel: string | null): Promise<RecordedTwin[]> {
+  async record(organizationId: string, twinIds: readonly string[], positions: readonly Position[], channel: string | null, held?: HeldCrossings): Promise<RecordedTwin[]> {
     // Each twin once, and each position by its twin's number: a batch of one twin sends its id once.
     const twins = [...new Set(twinIds)];
     const numberOf = new Map(twins.map((id, index) => [id, index + 1]));
     const column = (key: 'lon' | 'lat' | 'accuracy' | 'speed' | 'heading' | 'altitude') => numberArrayLiteral(positions.map((position) => position[key]));
+    const lookup = crossingLookupFor(positions.length, '$1::uuid', held && HELD_CROSSINGS);
+    const oneBased = (indexes: readonly number[]) => numberArrayLiteral(indexes.map((index) => index + 1));
+    const heldValues =
+      held && lookup.per === 'chunk'
+        ? [held.version, oneBased(held.firstOf), numberArrayLiteral(held.firstTwin), numberArrayLiteral(held.firstGeofence), oneBased(held.point), numberArrayLiteral(held.geofence), booleanArrayLiteral(held.entered), held.ids]
+        : [];
     return this.sql.rows(
       channel ? RECORDED_NOTIFYING : RECORDED,
       `WITH input AS (
@@ -129,8 +167,9 @@ export class PositionsRepository {
            FROM stored s JOIN owned o ON o.id = s.twin_id
           WHERE o.was_occurred IS NULL OR s.occurred > o.was_occurred
          WINDOW w AS (PARTITION BY s.twin_id ORDER BY s.occurred)
-       ), ${geofenceCrossingsSql('steps', crossingLookupFor(positions.length, '$1::uuid'), twins.length === 1 ? '($2::uuid[])[1]' : undefined)}
-       SELECT o.id AS twin_id, coalesce(n.stored, 0)::int AS stored, c.position::text AS position, c.resource, ${crossingChangesJsonSql('o.id', channel)} AS crossings
+       ), ${geofenceCrossingsSql('steps', lookup, twins.length === 1 ? '($2::uuid[])[1]' : undefined)}
+       SELECT o.id AS twin_id, coalesce(n.stored, 0)::int AS stored, c.position::text AS position, c.resource, ${crossingChangesJsonSql('o.id', channel)} AS crossings,
+              (SELECT s.version::text FROM geofence_sets s WHERE s.organization_id = $1) AS geofences
               ${channel ? `, ${notifyTwinChangesSql(channel, 'c', 'o.id')} AS notified` : ''}
          FROM owned o
          LEFT JOIN (SELECT s.twin_id, count(*) AS stored FROM stored s GROUP BY s.twin_id) n ON n.twin_id = o.id
@@ -146,6 +185,7 @@ export class PositionsRepository {
         column('speed'),
         column('heading'),
         column('altitude'),
+        ...heldValues,
       ],
     );
   }

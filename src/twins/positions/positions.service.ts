@@ -6,6 +6,8 @@ import { FeatureCollection, RawBody } from '../../common/json-api/envelope.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { Sql } from '../../database/sql.js';
 import { EventBus, eventChangeOf, type EventChange } from '../../events/event-bus.js';
+import { PER_CHUNK_FROM } from '../../geofences/geofence-crossings.js';
+import { GeofenceIndex } from '../../geofences/geofence-index.js';
 import type { ChangeRow } from '../../database/change-log.js';
 import { readPositionUpload, utcDaysOf, type Position, type PositionWindow } from './position-body.js';
 import { PositionPartitions } from './position-partitions.js';
@@ -46,6 +48,7 @@ export class PositionsService {
     private readonly bus: EventBus,
     private readonly cursors: CursorCodec,
     private readonly sql: Sql,
+    private readonly geofenceIndex: GeofenceIndex,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -68,8 +71,13 @@ export class PositionsService {
   async record(tenant: Tenant, twinIds: readonly string[], positions: readonly Position[]): Promise<PositionCounts> {
     const days = utcDaysOf(positions);
     await this.partitions.ensure(days);
+    const organizationId = tenant.organization.id;
+    // A batch's geofence crossings found in memory when this instance holds the organization's geofences
+    // (geofence-index.ts): the statement takes them only if they are current.
+    const held = positions.length >= PER_CHUNK_FROM ? this.geofenceIndex.crossingsOf(organizationId, twinIds, positions) : undefined;
     const store = async () => {
-      const rows = await this.positions.record(tenant.organization.id, twinIds, positions, this.bus.channel);
+      const rows = await this.positions.record(organizationId, twinIds, positions, this.bus.channel, held);
+      if (positions.length >= PER_CHUNK_FROM && rows.length > 0) this.sql.afterCommit(() => this.geofenceIndex.observed(organizationId, rows[0].geofences));
       const found = new Set(rows.map((row) => row.twin_id));
       const unknown = twinIds.find((id) => !found.has(id));
       if (unknown !== undefined) throw new UnknownTwin(unknown);
