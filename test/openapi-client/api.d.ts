@@ -1692,127 +1692,6 @@ export interface components {
                 id?: string;
             };
         };
-        PositionAttributes: {
-            /** @description [longitude, latitude] in WGS 84 degrees (altitude has its own attribute). */
-            coordinates: number[];
-            /**
-             * Format: date-time
-             * @description When the device was there, by its own clock: ISO 8601 with seconds and an offset, at most microseconds. Required. At most a day ahead of the service's clock, and not older than POSITION_RETENTION_DAYS (90 by default; 0: any age).
-             */
-            occurred: string;
-            /** @description Metres: the radius of the device's uncertainty. */
-            accuracy?: number | null;
-            /** @description Metres per second. */
-            speed?: number | null;
-            /** @description Degrees clockwise from true north, from 0 up to (not including) 360. */
-            heading?: number | null;
-            /** @description Metres above the WGS 84 ellipsoid. */
-            altitude?: number | null;
-        };
-        /** @description A position of a twin. Positions have no id: the twin and `occurred` name one. */
-        PositionResource: {
-            /** @enum {string} */
-            type: "positions";
-            attributes: components["schemas"]["PositionAttributes"];
-            meta?: {
-                [key: string]: unknown;
-            };
-        };
-        PositionUploadDocument: {
-            data: components["schemas"]["PositionResource"][];
-            meta?: {
-                [key: string]: unknown;
-            };
-        };
-        PositionUploadAnswer: {
-            meta: {
-                /** @description Positions in the upload. */
-                received: number;
-                /** @description Positions stored now; the others were stored before (same twin and `occurred`). */
-                new: number;
-            };
-        };
-        GeoJsonLink: {
-            /** Format: uri */
-            href: string;
-            /** @description `self`, or `next` while more positions follow. */
-            rel: string;
-            type?: string;
-        };
-        TrackPoints: {
-            /** @enum {string} */
-            type: "FeatureCollection";
-            features: {
-                /** @enum {string} */
-                type: "Feature";
-                /**
-                 * @example {
-                 *       "type": "Point",
-                 *       "coordinates": [
-                 *         2.3522,
-                 *         48.8566
-                 *       ]
-                 *     }
-                 */
-                geometry: {
-                    /** @enum {string} */
-                    type: "Point";
-                    /** @description [longitude, latitude] in WGS 84 degrees. */
-                    coordinates: number[];
-                };
-                properties: {
-                    /**
-                     * Format: date-time
-                     * @example 2026-11-21T19:26:03.123456Z
-                     */
-                    occurred: string;
-                    /** @description Metres: the radius of the device's uncertainty. */
-                    accuracy: number | null;
-                    /** @description Metres per second. */
-                    speed: number | null;
-                    /** @description Degrees clockwise from true north, from 0 up to (not including) 360. */
-                    heading: number | null;
-                    /** @description Metres above the WGS 84 ellipsoid. */
-                    altitude: number | null;
-                };
-            }[];
-            numberReturned: number;
-            /**
-             * Format: date-time
-             * @description When the page was read.
-             * @example 2026-11-21T19:26:03.123456Z
-             */
-            timeStamp: string;
-            links: components["schemas"]["GeoJsonLink"][];
-        };
-        TrackLine: {
-            /** @enum {string} */
-            type: "FeatureCollection";
-            features: {
-                /** @enum {string} */
-                type: "Feature";
-                /** @description A LineString of the page's positions (after `simplify`); a Point when the page holds one position. */
-                geometry: {
-                    /** @enum {string} */
-                    type: "LineString" | "Point";
-                    coordinates: unknown[];
-                };
-                properties: {
-                    /** @description The `occurred` of each vertex, in order. */
-                    times: string[];
-                    /** @description Positions the page held before `simplify` thinned them. */
-                    positions: number;
-                };
-            }[];
-            numberReturned: number;
-            /**
-             * Format: date-time
-             * @description When the page was read.
-             * @example 2026-11-21T19:26:03.123456Z
-             */
-            timeStamp: string;
-            links: components["schemas"]["GeoJsonLink"][];
-        };
         /** @description A twin in `GET /twins/` (list form: dasherized names). With a sparse fieldset (`fields[twins]`) only the members it names are written, and `relationships` only when it names one. */
         TwinListResource: {
             /** @enum {string} */
@@ -2109,6 +1988,185 @@ export interface components {
                 id?: string;
                 attributes?: components["schemas"]["UpdateTwinAttributes"];
             };
+        };
+        /** @description A geofence of the organization. With a sparse fieldset (`fields[geofences]`) only the members it names are written, and `relationships` only when it names one. */
+        GeofenceResource: {
+            /** @enum {string} */
+            type: "geofences";
+            /** Format: uuid */
+            id: string;
+            attributes: {
+                name: string;
+                description: string | null;
+                /** @description GeoJSON Polygon or MultiPolygon, WGS 84, as stored (PostGIS writes at most 9 decimals). */
+                geometry: {
+                    /** @enum {string} */
+                    type: "Polygon" | "MultiPolygon";
+                    coordinates: unknown[][];
+                };
+                /**
+                 * Format: date-time
+                 * @example 2026-11-21T19:26:03.123456Z
+                 */
+                created: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-21T19:26:03.123456Z
+                 */
+                modified: string;
+            };
+        };
+        GeofenceDocument: {
+            data: components["schemas"]["GeofenceResource"];
+            included?: components["schemas"]["Included"];
+        };
+        GeofenceListDocument: {
+            links: components["schemas"]["PageLinks"];
+            data: components["schemas"]["GeofenceResource"][];
+            included?: components["schemas"]["Included"];
+            meta?: components["schemas"]["PaginationMeta"];
+        };
+        /** @description `{data: {type: "geofences", attributes: {name, geometry, description?}}}` */
+        GeofenceCreateDocument: {
+            data: {
+                /** @enum {string} */
+                type: "geofences";
+                attributes: components["schemas"]["CreateGeofenceAttributes"];
+            };
+        };
+        /** @description `{data: {type: "geofences", id, attributes}}`: `id` must be the path id; the attributes given change. */
+        GeofenceUpdateDocument: {
+            data: {
+                /** @enum {string} */
+                type: "geofences";
+                /**
+                 * Format: uuid
+                 * @description The id of the URL (409 `id_mismatch` otherwise).
+                 */
+                id: string;
+                attributes?: components["schemas"]["UpdateGeofenceAttributes"];
+            };
+        };
+        PositionAttributes: {
+            /** @description [longitude, latitude] in WGS 84 degrees (altitude has its own attribute). */
+            coordinates: number[];
+            /**
+             * Format: date-time
+             * @description When the device was there, by its own clock: ISO 8601 with seconds and an offset, at most microseconds. Required. At most a day ahead of the service's clock, and not older than POSITION_RETENTION_DAYS (90 by default; 0: any age).
+             */
+            occurred: string;
+            /** @description Metres: the radius of the device's uncertainty. */
+            accuracy?: number | null;
+            /** @description Metres per second. */
+            speed?: number | null;
+            /** @description Degrees clockwise from true north, from 0 up to (not including) 360. */
+            heading?: number | null;
+            /** @description Metres above the WGS 84 ellipsoid. */
+            altitude?: number | null;
+        };
+        /** @description A position of a twin. Positions have no id: the twin and `occurred` name one. */
+        PositionResource: {
+            /** @enum {string} */
+            type: "positions";
+            attributes: components["schemas"]["PositionAttributes"];
+            meta?: {
+                [key: string]: unknown;
+            };
+        };
+        PositionUploadDocument: {
+            data: components["schemas"]["PositionResource"][];
+            meta?: {
+                [key: string]: unknown;
+            };
+        };
+        PositionUploadAnswer: {
+            meta: {
+                /** @description Positions in the upload. */
+                received: number;
+                /** @description Positions stored now; the others were stored before (same twin and `occurred`). */
+                new: number;
+            };
+        };
+        GeoJsonLink: {
+            /** Format: uri */
+            href: string;
+            /** @description `self`, or `next` while more positions follow. */
+            rel: string;
+            type?: string;
+        };
+        TrackPoints: {
+            /** @enum {string} */
+            type: "FeatureCollection";
+            features: {
+                /** @enum {string} */
+                type: "Feature";
+                /**
+                 * @example {
+                 *       "type": "Point",
+                 *       "coordinates": [
+                 *         2.3522,
+                 *         48.8566
+                 *       ]
+                 *     }
+                 */
+                geometry: {
+                    /** @enum {string} */
+                    type: "Point";
+                    /** @description [longitude, latitude] in WGS 84 degrees. */
+                    coordinates: number[];
+                };
+                properties: {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-21T19:26:03.123456Z
+                     */
+                    occurred: string;
+                    /** @description Metres: the radius of the device's uncertainty. */
+                    accuracy: number | null;
+                    /** @description Metres per second. */
+                    speed: number | null;
+                    /** @description Degrees clockwise from true north, from 0 up to (not including) 360. */
+                    heading: number | null;
+                    /** @description Metres above the WGS 84 ellipsoid. */
+                    altitude: number | null;
+                };
+            }[];
+            numberReturned: number;
+            /**
+             * Format: date-time
+             * @description When the page was read.
+             * @example 2026-11-21T19:26:03.123456Z
+             */
+            timeStamp: string;
+            links: components["schemas"]["GeoJsonLink"][];
+        };
+        TrackLine: {
+            /** @enum {string} */
+            type: "FeatureCollection";
+            features: {
+                /** @enum {string} */
+                type: "Feature";
+                /** @description A LineString of the page's positions (after `simplify`); a Point when the page holds one position. */
+                geometry: {
+                    /** @enum {string} */
+                    type: "LineString" | "Point";
+                    coordinates: unknown[];
+                };
+                properties: {
+                    /** @description The `occurred` of each vertex, in order. */
+                    times: string[];
+                    /** @description Positions the page held before `simplify` thinned them. */
+                    positions: number;
+                };
+            }[];
+            numberReturned: number;
+            /**
+             * Format: date-time
+             * @description When the page was read.
+             * @example 2026-11-21T19:26:03.123456Z
+             */
+            timeStamp: string;
+            links: components["schemas"]["GeoJsonLink"][];
         };
         /** @description An account: who a token acts for, member of organizations. */
         AccountResource: {
@@ -2725,64 +2783,6 @@ export interface components {
             /** @description The changed resource as committed, in the form its own route answers (an `events`, `twins` or `quests` resource object); for `event.deleted` its identifier `{type, id}`. */
             data: {
                 [key: string]: unknown;
-            };
-        };
-        /** @description A geofence of the organization. With a sparse fieldset (`fields[geofences]`) only the members it names are written, and `relationships` only when it names one. */
-        GeofenceResource: {
-            /** @enum {string} */
-            type: "geofences";
-            /** Format: uuid */
-            id: string;
-            attributes: {
-                name: string;
-                description: string | null;
-                /** @description GeoJSON Polygon or MultiPolygon, WGS 84, as stored (PostGIS writes at most 9 decimals). */
-                geometry: {
-                    /** @enum {string} */
-                    type: "Polygon" | "MultiPolygon";
-                    coordinates: unknown[][];
-                };
-                /**
-                 * Format: date-time
-                 * @example 2026-11-21T19:26:03.123456Z
-                 */
-                created: string;
-                /**
-                 * Format: date-time
-                 * @example 2026-11-21T19:26:03.123456Z
-                 */
-                modified: string;
-            };
-        };
-        GeofenceDocument: {
-            data: components["schemas"]["GeofenceResource"];
-            included?: components["schemas"]["Included"];
-        };
-        GeofenceListDocument: {
-            links: components["schemas"]["PageLinks"];
-            data: components["schemas"]["GeofenceResource"][];
-            included?: components["schemas"]["Included"];
-            meta?: components["schemas"]["PaginationMeta"];
-        };
-        /** @description `{data: {type: "geofences", attributes: {name, geometry, description?}}}` */
-        GeofenceCreateDocument: {
-            data: {
-                /** @enum {string} */
-                type: "geofences";
-                attributes: components["schemas"]["CreateGeofenceAttributes"];
-            };
-        };
-        /** @description `{data: {type: "geofences", id, attributes}}`: `id` must be the path id; the attributes given change. */
-        GeofenceUpdateDocument: {
-            data: {
-                /** @enum {string} */
-                type: "geofences";
-                /**
-                 * Format: uuid
-                 * @description The id of the URL (409 `id_mismatch` otherwise).
-                 */
-                id: string;
-                attributes?: components["schemas"]["UpdateGeofenceAttributes"];
             };
         };
         OgcLink: {
