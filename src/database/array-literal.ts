@@ -14,6 +14,11 @@ export function numberArrayLiteral(values: readonly (number | null)[]): string {
   return `${text}}`;
 }
 
+/** A PostgreSQL array literal of booleans (`{t,f}`), for a `$n::boolean[]` parameter. */
+export function booleanArrayLiteral(values: readonly boolean[]): string {
+  return `{${values.map((value) => (value ? 't' : 'f')).join(',')}}`;
+}
+
 /**
  * A PostgreSQL array literal of instants as isInstant (common/json-api/query.ts) accepts them, for a
  * `$n::timestamptz[]` parameter: digits and `-:.+TZ` need no quotes, where pg would quote and escape each

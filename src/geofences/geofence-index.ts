@@ -26,7 +26,7 @@ export interface HeldCrossings {
  * Vertices of all organizations' geofences an instance holds at most (~40 bytes each in memory, ~10 MB),
  * the least recently used dropped first; an organization with more than this alone is never held.
  */
-export const HELD_VERTICES = 250_000;
+const HELD_VERTICES = 250_000;
 
 /**
  * The geofences of organizations whose batches of positions this instance records, held in memory
@@ -36,9 +36,8 @@ export const HELD_VERTICES = 250_000;
  * Exact across instances and transactions without any message between them: the statement that records a
  * batch uses the crossings found here only when the version it reads in its own snapshot is the one they
  * were found at, and every position was new (geofence-crossings.ts); it searches PostgreSQL's index
- * itself otherwise. Every statement
- * of the kind answers the version it read; a version this instance does not hold is loaded in the
- * background, once at a time per organization, so no request waits for it.
+ * itself otherwise. Every statement of the kind answers the version it read; a version this instance does
+ * not hold is loaded in the background, once at a time per organization, so no request waits for it.
  */
 @Injectable()
 export class GeofenceIndex {

@@ -133,8 +133,8 @@ class Fence {
 }
 
 /**
- * An organization's geofences held in memory, to find which of them cover a batch's points without a
- * lookup per point in PostgreSQL: their boxes in a packed R-tree (Flatbush), each one's edges in strips.
+ * An organization's geofences held in memory, to find a path's crossings without a lookup per point in
+ * PostgreSQL: their boxes in a packed R-tree (Flatbush), each one's edges in strips.
  * Built once per version of the organization's geofences (geofence-index.ts), never changed.
  */
 export class GeofenceShapes {
@@ -156,10 +156,6 @@ export class GeofenceShapes {
     this.boxes = new Flatbush(this.fences.length);
     for (const fence of this.fences) this.boxes.add(fence.minX, fence.minY, fence.maxX, fence.maxY);
     this.boxes.finish();
-  }
-
-  get size(): number {
-    return this.fences.length;
   }
 
   /** The point against the geofence `id` (for tests): inside, outside, or near its boundary (PostGIS's to decide). */

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { isInstant } from '../../src/common/json-api/query';
-import { instantArrayLiteral, numberArrayLiteral } from '../../src/database/array-literal';
+import { booleanArrayLiteral, instantArrayLiteral, numberArrayLiteral } from '../../src/database/array-literal';
 
 describe('numberArrayLiteral', () => {
   it('writes finite numbers in their shortest form and nulls as NULL', () => {
@@ -20,6 +20,13 @@ describe('numberArrayLiteral', () => {
         expect(read).toEqual(values.map((value) => (Object.is(value, -0) ? 0 : value)));
       }),
     );
+  });
+});
+
+describe('booleanArrayLiteral', () => {
+  it('writes t and f in order, {} for none', () => {
+    expect(booleanArrayLiteral([true, false, true])).toBe('{t,f,t}');
+    expect(booleanArrayLiteral([])).toBe('{}');
   });
 });
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { instantArrayLiteral, numberArrayLiteral } from '../../database/array-literal.js';
+import { booleanArrayLiteral, instantArrayLiteral, numberArrayLiteral } from '../../database/array-literal.js';
 import { notifyChangeSql, recordChangesSql } from '../../database/change-log.js';
 import { joinJsonParts, joinJsonPartsOf, jsonArraysPartsSql } from '../../database/json-parts.js';
 import { rowShape } from '../../database/row-shape.js';
@@ -38,7 +38,10 @@ export interface RecordedTwin {
   resource: string | null;
   /** The geofence crossings it recorded: a JSON array of change rows in position order, or null (geofence-crossings.ts). */
   crossings: string | null;
-  /** The version of the organization's geofences the statement saw (migration GeofenceSets), null when it never had one. */
+  /**
+   * The version of the organization's geofences a statement that looks crossings up per chunk saw
+   * (migration GeofenceSets), null when it never had one; null from a smaller statement (not read).
+   */
   geofences: string | null;
 }
 const RECORDED = rowShape({ twin_id: 'uuid', stored: 'integer', position: 'text?', resource: 'text?', crossings: 'text?', geofences: 'text?' });
@@ -48,9 +51,10 @@ const RECORDED_NOTIFYING = rowShape({ twin_id: 'uuid', stored: 'integer', positi
  * Where the statement of `record` takes held crossings (HeldCrossingsSql): after its ten other
  * parameters; its positions by index from its own arrays, where its twins were from `owned`.
  */
+const FIRST_OF = '$12::int4[]';
 const HELD_CROSSINGS: HeldCrossingsSql = {
   version: '$11::bigint',
-  firstOf: '$12::int4[]',
+  firstOf: FIRST_OF,
   firstTwin: '$13::int4[]',
   firstGeofence: '$14::int4[]',
   point: '$15::int4[]',
@@ -61,12 +65,9 @@ const HELD_CROSSINGS: HeldCrossingsSql = {
   occurredOf: (i) => `($4::timestamptz[])[${i}]`,
   locationOf: (i) => `ST_SetSRID(ST_MakePoint(($5::float8[])[${i}], ($6::float8[])[${i}]), 4326)`,
   allNew: `(SELECT count(*) FROM stored) = cardinality($3::int4[])
-           AND NOT EXISTS (SELECT 1 FROM owned o WHERE o.was_occurred >= ($4::timestamptz[])[($12::int4[])[array_position($2::uuid[], o.id)]])`,
+           AND NOT EXISTS (SELECT 1 FROM owned o WHERE o.was_occurred >= ($4::timestamptz[])[(${FIRST_OF})[array_position($2::uuid[], o.id)]])`,
   before: '(SELECT o.id AS twin_id, o.was_at AS location FROM owned o)',
 };
-
-/** PostgreSQL's array literal of booleans. */
-const booleanArrayLiteral = (values: readonly boolean[]): string => `{${values.map((value) => (value ? 't' : 'f')).join(',')}}`;
 
 /**
  * `pg_notify` of every change CTE `moves` and `geofence_changes` recorded for the twin `twin` (SQL), in
@@ -169,7 +170,7 @@ export class PositionsRepository {
          WINDOW w AS (PARTITION BY s.twin_id ORDER BY s.occurred)
        ), ${geofenceCrossingsSql('steps', lookup, twins.length === 1 ? '($2::uuid[])[1]' : undefined)}
        SELECT o.id AS twin_id, coalesce(n.stored, 0)::int AS stored, c.position::text AS position, c.resource, ${crossingChangesJsonSql('o.id', channel)} AS crossings,
-              (SELECT s.version::text FROM geofence_sets s WHERE s.organization_id = $1) AS geofences
+              ${lookup.per === 'chunk' ? '(SELECT s.version::text FROM geofence_sets s WHERE s.organization_id = $1)' : 'NULL::text'} AS geofences
               ${channel ? `, ${notifyTwinChangesSql(channel, 'c', 'o.id')} AS notified` : ''}
          FROM owned o
          LEFT JOIN (SELECT s.twin_id, count(*) AS stored FROM stored s GROUP BY s.twin_id) n ON n.twin_id = o.id

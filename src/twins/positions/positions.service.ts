@@ -74,10 +74,11 @@ export class PositionsService {
     const organizationId = tenant.organization.id;
     // A batch's geofence crossings found in memory when this instance holds the organization's geofences
     // (geofence-index.ts): the statement takes them only if they are current.
-    const held = positions.length >= PER_CHUNK_FROM ? this.geofenceIndex.crossingsOf(organizationId, twinIds, positions) : undefined;
+    const chunked = positions.length >= PER_CHUNK_FROM;
+    const held = chunked ? this.geofenceIndex.crossingsOf(organizationId, twinIds, positions) : undefined;
     const store = async () => {
       const rows = await this.positions.record(organizationId, twinIds, positions, this.bus.channel, held);
-      if (positions.length >= PER_CHUNK_FROM && rows.length > 0) this.sql.afterCommit(() => this.geofenceIndex.observed(organizationId, rows[0].geofences));
+      if (chunked && rows.length > 0) this.sql.afterCommit(() => this.geofenceIndex.observed(organizationId, rows[0].geofences));
       const found = new Set(rows.map((row) => row.twin_id));
       const unknown = twinIds.find((id) => !found.has(id));
       if (unknown !== undefined) throw new UnknownTwin(unknown);
