@@ -70,6 +70,17 @@ describe('faults: OpenTelemetry tracing (built service)', () => {
     expect(loaded.filter((entry) => entry.includes('undici'))).toEqual([]);
   });
 
+  it("answers without ICU's locale data: no Intl formatter or collation (megabytes of the node binary paged in for good)", async () => {
+    const loaded = await run({}, 'icu', async (port) => {
+      expect((await fetch(`http://127.0.0.1:${port}/health/ready`)).status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${port}/twins/`)).status).toBe(401);
+      expect((await fetch(`http://127.0.0.1:${port}/docs-json`)).status).toBe(200);
+    });
+    // The list is real: the service's modules are in it.
+    expect(loaded.some((file) => file.includes(join('dist', 'src', 'main.js')))).toBe(true);
+    expect(loaded.filter((entry) => entry.startsWith('icu '))).toEqual([]);
+  });
+
   it("is built without the code it never runs: TypeORM's query runners of other databases, libphonenumber-js", () => {
     const bundle = readFileSync(join(distDir(), 'src', 'main.js'), 'utf8');
     const queryRunners = [...bundle.matchAll(/\b(\w+QueryRunner)=class\b/g)].map((match) => match[1]).sort();
