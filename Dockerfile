@@ -18,10 +18,9 @@ RUN npm run build && npm prune --omit=dev
 
 FROM node:26-bookworm-slim@sha256:367679cf9792759492a486e4aa4b421764d71a9546a6dae8aab81a99eb797b3e AS runtime
 # V8 heap bounds: a capped old space, so the heap is collected instead of growing with load (peak RSS at
-# 50 connections ~410 MB without any cap). The cap is 1024 MB, not 192: V8 scales how far the heap may grow
-# past its live size between full collections with the cap (under 256 MB, by at most ~1.27×), and with the
-# service's ~50 MB live heap a 192 MB cap meant a concurrent full marking every few dozen large answers,
-# more background GC CPU than the request itself on 350 kB pages. 1024 allows ~1.6× (docs/PERFORMANCE.md).
+# 50 connections ~410 MB without any cap). The cap is a ceiling, not what sets the pace: how far the heap
+# grows past its live size between full collections is HEAP_GROWING_PERCENT (50 %, src/common/heap-growth.ts),
+# where V8 would scale its own factor with the cap (1.6 under 1024 MB, ~1.27 under 192; docs/PERFORMANCE.md).
 # The young generation is 16 MB a semi-space, not 8: at 50 connections
 # each request lives ~150 ms while it waits for a pool connection, so with 8 MB most survived a scavenge
 # and were copied, then promoted (2.2 MB survived per scavenge, against 0.7 MB for the hand-written

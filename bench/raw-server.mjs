@@ -28,8 +28,14 @@ import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:z
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
 
 const require = createRequire(join(dirname(fileURLToPath(import.meta.url)), '../package.json'));
+
+// The same heap growth as the service (its HEAP_GROWING_PERCENT, same default): as with the heap bounds
+// of NODE_OPTIONS, the comparison is about the layers, not the collector's settings.
+const heapGrowingPercent = Number(process.env.HEAP_GROWING_PERCENT ?? 50);
+if (heapGrowingPercent > 0) setFlagsFromString(`--heap-growing-percent=${heapGrowingPercent}`);
 const Fastify = require('fastify');
 const { Pool } = require('pg');
 

@@ -300,7 +300,7 @@ async function measureRow(side, scenario, connections, db, quiet) {
 }
 
 async function main() {
-  log(`bench: NODE_OPTIONS of both servers (from the Dockerfile): ${SERVICE_NODE_OPTIONS || '(none)'}`);
+  log(`bench: NODE_OPTIONS of both servers (from the Dockerfile): ${SERVICE_NODE_OPTIONS || '(none)'}; HEAP_GROWING_PERCENT of both: ${process.env.HEAP_GROWING_PERCENT ?? '50 (their default)'}`);
   log(`bench: mode ${mode}, ${seconds} s per scenario after ${warmupSeconds} s warm-up (and ${prewarmSeconds} s of each before the first), connections ${connectionsList.join(',')}; machine ${cpus().length} × ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   try {
     const client = await connect(`${base}/postgres`);

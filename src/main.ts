@@ -1,6 +1,7 @@
 // First: on an unsupported Node.js, one line and exit 1 (common/node-version.ts).
 import './common/node-gate.js';
 import type { AddressInfo } from 'node:net';
+import { limitHeapGrowth } from './common/heap-growth.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
 // Everything else is imported in main(), after tracing started (when it is on): OpenTelemetry's
 // instrumentations patch http, fastify and pg as they load, so those must load after it.
@@ -22,6 +23,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  limitHeapGrowth(config.heapGrowingPercent);
   // Off: the SDK is not even loaded (no cost). On: started before the service's modules load.
   const tracing = config.otelEndpoint ? (await import('./common/telemetry/tracing.js')).startTracing() : undefined;
   (await import('./common/http/node-http-exports.js')).dropUnusedHttpExports();

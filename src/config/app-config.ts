@@ -45,6 +45,11 @@ export interface AppConfig {
   databaseStatementTimeoutMs: number;
   /** Longest wait for a free pool connection before 503 `database_busy` (PostgreSQL; the embedded database waits its statement timeout). */
   databasePoolWaitMs: number;
+  /**
+   * How far V8 lets the heap grow past what was live after a full collection before the next one, in
+   * percent (0: V8's own factors, 1.6 and 4 under the Docker image's heap cap). See common/heap-growth.ts.
+   */
+  heapGrowingPercent: number;
   requestTimeoutMs: number;
   /**
    * A connection on which nothing is received or sent for this long is closed (a client that stalls
@@ -223,6 +228,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     databasePoolSize: read.integer('DATABASE_POOL_SIZE', 10, 1, 500),
     databaseStatementTimeoutMs: read.integer('DATABASE_STATEMENT_TIMEOUT_MS', 15_000, 100, 3_600_000),
     databasePoolWaitMs: read.integer('DATABASE_POOL_WAIT_MS', 2_000, 10, 3_600_000),
+    heapGrowingPercent: read.integer('HEAP_GROWING_PERCENT', 50, 0, 300),
     requestTimeoutMs: read.integer('REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
     idleTimeoutMs: read.integer('IDLE_TIMEOUT_MS', 60_000, 100, 3_600_000),
     corsOrigins: read
